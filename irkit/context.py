@@ -1,0 +1,23 @@
+"""The xDSL context with every dialect irkit reads and writes."""
+
+from __future__ import annotations
+
+from xdsl.context import Context
+from xdsl.dialects.arith import Arith
+from xdsl.dialects.builtin import Builtin
+from xdsl.dialects.func import Func
+from xdsl.dialects.math import Math
+
+from irkit.dialects.design import Design
+
+IRKIT_DIALECTS = {"design": lambda: Design}
+
+
+def make_context() -> Context:
+    """A context that knows builtin, arith, math, func and irkit's dialects."""
+    ctx = Context()
+    for dialect in (Builtin, Arith, Math, Func):
+        ctx.load_dialect(dialect)
+    for name, factory in IRKIT_DIALECTS.items():
+        ctx.register_dialect(name, factory)
+    return ctx

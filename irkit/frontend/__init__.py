@@ -1,0 +1,49 @@
+"""The design-language frontend: `.design` text to verified design IR."""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.exceptions import DiagnosticException
+
+from irkit.diagnostics import DiagnosticError, at_op
+from irkit.frontend.build import DesignBuilder
+from irkit.frontend.syntax import parse_syntax
+
+
+def build_design(text: str, filename: str = "<input>") -> tuple[ModuleOp | None, list]:
+    """Parse and build IR without semantic checks; returns (module or None, diagnostics)."""
+    syntax = parse_syntax(text, filename)
+    if syntax.tree is None:
+        return None, syntax.diagnostics
+    builder = DesignBuilder(filename)
+    module = builder.build_module(syntax.tree)
+    return module, syntax.diagnostics + builder.diagnostics
+
+
+def parse_design(text: str, filename: str = "<input>", check: bool = True) -> ModuleOp:
+    """`.design` (or `.hw`) text to design IR.
+
+    Runs the semantic checker unless `check` is false, then the op
+    verifiers.  Raises `DiagnosticError` carrying every problem found.
+    """
+    module, diagnostics = build_design(text, filename)
+    if module is not None and check:
+        from irkit.checks.design import check_module
+
+        diagnostics = diagnostics + check_module(module)
+    if diagnostics:
+        diagnostics.sort(key=lambda diag: (diag.file != filename, diag.line, diag.col))
+        raise DiagnosticError(diagnostics)
+    assert module is not None
+    try:
+        module.verify()
+    except DiagnosticException as exc:
+        bad = getattr(exc, "op", None)
+        raise DiagnosticError([at_op("error", str(exc), bad) if bad is not None else _plain(exc, filename)]) from None
+    return module
+
+
+def _plain(exc: Exception, filename: str):
+    from irkit.diagnostics import error
+
+    return error(str(exc), filename)

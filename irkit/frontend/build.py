@@ -1,0 +1,350 @@
+"""Lark tree to design IR: one op per section, each with its source location.
+
+The builder is deliberately forgiving: it turns whatever parsed into IR
+and leaves judgement to the semantic checker, so that all of a document's
+mistakes are reported together.  It reports only what the IR cannot hold
+(an unknown function, `exp` of an integer, a constant of the wrong kind),
+and builds a harmless stand-in so that building can go on.
+"""
+
+from __future__ import annotations
+
+import json
+
+from lark import Token, Tree
+from xdsl.dialects import arith, math
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    FileLineColLoc,
+    Float32Type,
+    Float64Type,
+    FloatAttr,
+    IntAttr,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+    StringAttr,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+
+from irkit.affine_text import BinOp, Const, Expr, Var, format_affine
+from irkit.diagnostics import Diagnostic, error
+from irkit.dialects import design as d
+
+ELEMENT_TYPES: dict[str, Attribute] = {"f32": Float32Type(), "f64": Float64Type(), "i32": IntegerType(32)}
+_FLOAT_BINOPS = {"add": arith.AddfOp, "sub": arith.SubfOp, "mul": arith.MulfOp, "div": arith.DivfOp}
+_INT_BINOPS = {"add": arith.AddiOp, "sub": arith.SubiOp, "mul": arith.MuliOp, "div": arith.DivSIOp}
+FUNCTIONS = {"max": 2, "min": 2, "exp": 1, "sqrt": 1}
+
+
+def element_type(dtype: str) -> Attribute:
+    return ELEMENT_TYPES.get(dtype, Float32Type())
+
+
+def is_float(t: Attribute) -> bool:
+    return isinstance(t, (Float32Type, Float64Type))
+
+
+class DesignBuilder:
+    def __init__(self, filename: str):
+        self.filename = filename
+        self.diagnostics: list[Diagnostic] = []
+        self.tensor_types: dict[str, str] = {}
+
+    # --- helpers ---------------------------------------------------------
+
+    def loc(self, node: Tree | Token) -> FileLineColLoc:
+        if isinstance(node, Token):
+            line, col = node.line, node.column
+        else:
+            line, col = node.meta.line, node.meta.column
+        return FileLineColLoc(StringAttr(self.filename), IntAttr(line or 0), IntAttr(col or 0))
+
+    def located(self, op: Operation, node: Tree | Token) -> Operation:
+        op.location = self.loc(node)
+        return op
+
+    def report(self, message: str, node: Tree | Token) -> None:
+        loc = self.loc(node)
+        self.diagnostics.append(error(message, self.filename, loc.line.data, loc.column.data))
+
+    # --- document --------------------------------------------------------
+
+    def build_module(self, tree: Tree) -> ModuleOp:
+        top = tree.children[0]
+        if top.data == "hardware_file":
+            return ModuleOp([self.hardware_block(top.children[0])])
+        return ModuleOp([self.design(top)])
+
+    def design(self, node: Tree) -> d.DesignOp:
+        name, *items = node.children
+        # Tensor types first: statements may read tensors declared after them.
+        for item in items:
+            if isinstance(item, Tree) and item.data == "tensor":
+                self.tensor_types.setdefault(str(item.children[0]), str(item.children[1]))
+        ops: list[Operation] = []
+        for item in items:
+            if isinstance(item, Tree):
+                ops.extend(self.item(item))
+        return self.located(d.DesignOp(str(name), ops), node)  # type: ignore[return-value]
+
+    def item(self, node: Tree) -> list[Operation]:
+        kind = node.data
+        if kind == "doc":
+            return [self.located(d.DocOp(json.loads(str(node.children[0]))), node)]
+        if kind == "sizes":
+            return [self.size(s) for s in node.children if isinstance(s, Tree)]
+        if kind == "tensor":
+            return [self.tensor(node)]
+        if kind == "index_stmt":
+            return [self.index_stmt(node)]
+        if kind == "named_stmt":
+            return [self.named_stmt(node)]
+        if kind == "layout":
+            return [self.layout_entry(e) for e in node.children if isinstance(e, Tree)]
+        if kind == "schedule":
+            return [self.schedule(node)]
+        if kind == "hardware_ref":
+            return [self.located(d.HardwareRefOp(str(node.children[0])), node)]
+        if kind == "hardware_block":
+            return [self.hardware_block(node)]
+        if kind == "assume":
+            return [self.assumption(a) for a in node.children if isinstance(a, Tree)]
+        if kind == "metric":
+            return [self.located(d.MetricOp(str(node.children[0])), node)]
+        raise AssertionError(f"grammar rule without a builder: {kind}")
+
+    def size(self, node: Tree) -> Operation:
+        name, default = node.children
+        return self.located(d.SizeOp(str(name), None if default is None else int(default)), node)
+
+    def tensor(self, node: Tree) -> Operation:
+        name, dtype, *dims, role = node.children
+        shape = [format_affine(self.affine(e)) for e in dims]
+        return self.located(d.TensorOp(str(name), str(dtype), shape, str(role)), node)
+
+    # --- affine expressions ------------------------------------------------
+
+    def affine(self, node: Tree | Token) -> Expr:
+        if isinstance(node, Token):
+            return Var(str(node)) if node.type == "NAME" else Const(int(node))
+        if node.data == "a_var":
+            return Var(str(node.children[0]))
+        if node.data == "a_const":
+            return Const(int(node.children[0]))
+        op = {"a_add": "+", "a_sub": "-", "a_mul": "*", "a_div": "/", "a_mod": "%"}[node.data]
+        return BinOp(op, self.affine(node.children[0]), self.affine(node.children[1]))
+
+    def access(self, node: Tree) -> tuple[str, list[str]]:
+        name, *idx = node.children
+        return str(name), [format_affine(self.affine(e)) for e in idx]
+
+    # --- statements --------------------------------------------------------
+
+    def index_stmt(self, node: Tree) -> Operation:
+        lhs, assign, rhs = node.children
+        target, indices = self.access(lhs)
+        dtype = self.tensor_types.get(target, "f32")
+        block = Block()
+        value = self.expr(rhs, block, element_type(dtype))
+        block.add_op(self.located(d.YieldOp(value), rhs))
+        return self.located(d.StmtOp(target, indices, str(assign), Region(block)), node)
+
+    def expr(self, node: Tree | Token, block: Block, etype: Attribute) -> SSAValue:
+        def add(op: Operation, where: Tree | Token) -> SSAValue:
+            block.add_op(self.located(op, where))
+            return op.results[0]
+
+        if isinstance(node, Token):  # a lone NAME never reaches here; constants are trees
+            return self.constant(node, block, etype)
+        kind = node.data
+        if kind == "const":
+            return self.constant(node.children[0], block, etype)
+        if kind == "access":
+            name, indices = self.access(node)
+            return add(d.ReadOp(name, indices, etype), node)
+        if kind in _FLOAT_BINOPS:
+            a = self.expr(node.children[0], block, etype)
+            b = self.expr(node.children[1], block, etype)
+            table = _FLOAT_BINOPS if is_float(etype) else _INT_BINOPS
+            return add(table[kind](a, b), node)
+        if kind == "neg":
+            a = self.expr(node.children[0], block, etype)
+            if is_float(etype):
+                return add(arith.NegfOp(a), node)
+            zero = add(arith.ConstantOp(IntegerAttr(0, etype)), node)
+            return add(arith.SubiOp(zero, a), node)
+        if kind == "call":
+            return self.call(node, block, etype)
+        if kind == "bare_name":
+            name = str(node.children[0])
+            self.report(
+                f"'{name}' is not a value here: a statement reads tensor elements as {name}[indices] and constants",
+                node,
+            )
+            return self.zero(block, etype, node)
+        raise AssertionError(f"expression rule without a builder: {kind}")
+
+    def zero(self, block: Block, etype: Attribute, where: Tree | Token) -> SSAValue:
+        attr = FloatAttr(0.0, etype) if is_float(etype) else IntegerAttr(0, etype)  # type: ignore[arg-type]
+        op = self.located(arith.ConstantOp(attr), where)
+        block.add_op(op)
+        return op.results[0]
+
+    def constant(self, tok: Token, block: Block, etype: Attribute) -> SSAValue:
+        text = str(tok)
+        if is_float(etype):
+            attr: Attribute = FloatAttr(float(text), etype)  # type: ignore[arg-type]
+        else:
+            if not text.lstrip("-").isdigit():
+                self.report(f"constant {text} is not an integer, but this statement computes i32", tok)
+                return self.zero(block, etype, tok)
+            attr = IntegerAttr(int(text), etype)  # type: ignore[arg-type]
+        op = self.located(arith.ConstantOp(attr), tok)
+        block.add_op(op)
+        return op.results[0]
+
+    def call(self, node: Tree, block: Block, etype: Attribute) -> SSAValue:
+        fname, *args = node.children
+        name = str(fname)
+        args = [a for a in args if a is not None]
+        if name not in FUNCTIONS:
+            self.report(f"unknown function '{name}'; expected one of {', '.join(FUNCTIONS)}", fname)
+            return self.zero(block, etype, node)
+        if len(args) != FUNCTIONS[name]:
+            n = FUNCTIONS[name]
+            self.report(f"'{name}' takes {n} argument{'s' if n != 1 else ''}, got {len(args)}", fname)
+            return self.zero(block, etype, node)
+        values = [self.expr(a, block, etype) for a in args]
+        if name in ("exp", "sqrt") and not is_float(etype):
+            self.report(f"'{name}' needs a floating-point statement (f32 or f64), but this one computes i32", fname)
+            return values[0]
+        if name == "exp":
+            op: Operation = math.ExpOp(values[0])
+        elif name == "sqrt":
+            op = math.SqrtOp(values[0])
+        elif is_float(etype):
+            op = (arith.MaximumfOp if name == "max" else arith.MinimumfOp)(*values)
+        else:
+            op = (arith.MaxSIOp if name == "max" else arith.MinSIOp)(*values)
+        block.add_op(self.located(op, node))
+        return op.results[0]
+
+    def named_stmt(self, node: Tree) -> Operation:
+        target, op_name, args = node.children
+        operands: list[str] = []
+        params: dict[str, Attribute] = {}
+        for arg in args.children:
+            if arg.data == "pos_arg":
+                if params:
+                    self.report("operand tensors come before parameters", arg)
+                operands.append(str(arg.children[0]))
+                continue
+            key, value = arg.children
+            if str(key) in params:
+                self.report(f"parameter '{key}' is given twice", key)
+            params[str(key)] = self.param(value)
+        return self.located(d.NamedOp(str(target), str(op_name), operands, params), node)
+
+    def param(self, node: Tree) -> Attribute:
+        if node.data == "p_int":
+            return IntegerAttr(int(node.children[0]), i64)
+        if node.data == "p_name":
+            return StringAttr(str(node.children[0]))
+        return ArrayAttr([IntegerAttr(int(v), i64) for v in node.children if v is not None])
+
+    # --- layout, schedule ----------------------------------------------------
+
+    def layout_entry(self, node: Tree) -> Operation:
+        name, kind, align = node.children
+        order = None
+        kind_name = None
+        if kind is not None:
+            kind_name = kind.data
+            if kind_name == "order":
+                order = [int(v) for v in kind.children]
+        return self.located(
+            d.LayoutOp(str(name), kind_name, order, None if align is None else int(align)),
+            node,
+        )
+
+    def schedule(self, node: Tree) -> Operation:
+        stage, *directives = node.children
+        ops = [self.directive(x) for x in directives if isinstance(x, Tree)]
+        return self.located(d.ScheduleOp(str(stage), ops), node)
+
+    def directive(self, node: Tree) -> Operation:
+        kind, ch = node.data, node.children
+        if kind == "split":
+            loop, factor, outer, inner = ch
+            op: Operation = d.SplitOp(str(loop), int(factor), str(outer or f"{loop}o"), str(inner or f"{loop}i"))
+        elif kind == "tile":
+            loops = [str(t) for t in ch[0].children]
+            factors = [int(t) for t in ch[1].children]
+            if ch[2] is None:
+                outer, inner = [f"{v}o" for v in loops], [f"{v}i" for v in loops]
+            else:
+                names = [str(t) for t in ch[2].children]
+                if len(names) != 2 * len(loops):
+                    self.report(
+                        f"tile of {len(loops)} loop{'s' if len(loops) != 1 else ''} names {len(names)} new loops; "
+                        f"give {2 * len(loops)}: the {len(loops)} outer loops, then the {len(loops)} inner ones",
+                        ch[2],
+                    )
+                half = len(names) // 2
+                outer, inner = names[:half], names[half:]
+            op = d.TileOp(loops, factors, outer, inner)
+        elif kind == "reorder":
+            op = d.ReorderOp([str(t) for t in ch[0].children])
+        elif kind == "parallel":
+            op = d.ParallelOp(str(ch[0]))
+        elif kind == "vectorize":
+            op = d.VectorizeOp(str(ch[0]), None if ch[1] is None else int(ch[1]))
+        elif kind == "unroll":
+            op = d.UnrollOp(str(ch[0]), int(ch[1]))
+        elif kind == "compute_at":
+            op = d.ComputeAtOp(str(ch[0]), str(ch[1]))
+        elif kind == "compute_root":
+            op = d.ComputeRootOp()
+        else:
+            raise AssertionError(f"directive without a builder: {kind}")
+        return self.located(op, node)
+
+    # --- hardware, assumptions ----------------------------------------------
+
+    def hardware_block(self, node: Tree) -> Operation:
+        hw_name, *items = node.children
+        ops: list[Operation] = []
+        for item in items:
+            if not isinstance(item, Tree):
+                continue
+            if item.data == "hw_field":
+                ops.append(self.hw_field(item))
+            elif item.data == "hw_cache":
+                level, *fields = item.children
+                ops.append(self.located(d.HwLevelOp(str(level), self.hw_fields(fields)), item))
+            else:  # hw_dram
+                ops.append(self.located(d.HwLevelOp("dram", self.hw_fields(item.children)), item))
+        name = None if hw_name is None else str(hw_name)
+        return self.located(d.HardwareOp(hw_name=name, items=ops), node)
+
+    def hw_fields(self, items: list) -> list[Operation]:
+        return [self.hw_field(f) for f in items if isinstance(f, Tree)]
+
+    def hw_field(self, node: Tree) -> Operation:
+        key, value, unit = node.children
+        return self.located(d.HwFieldOp(str(key), float(value), None if unit is None else str(unit)), node)
+
+    def assumption(self, node: Tree) -> Operation:
+        ch = node.children
+        if node.data == "divisible":
+            size, divisor, rest = ch
+            if int(rest) != 0:
+                self.report(f"only divisibility can be assumed: write {size} % {divisor} == 0", rest)
+            op: Operation = d.AssumeDivisibleOp(str(size), int(divisor))
+        elif node.data == "aligned":
+            op = d.AssumeAlignedOp(str(ch[0]), int(ch[1]))
+        else:
+            op = d.AssumeNoAliasOp([str(t) for t in ch])
+        return self.located(op, node)

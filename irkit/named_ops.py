@@ -1,0 +1,201 @@
+"""The registry of named operations (`matmul`, `conv2d`, `softmax`, ...).
+
+One entry per operation says what a call must look like (how many operand
+tensors, which parameters with which kinds and defaults) and how the
+result's shape follows from the operands' shapes.  The design dialect's
+verifier uses `check_call`; the semantic checker uses `result_shape` to
+compare with the declared output.  Adding a named operation to the
+language starts here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, StringAttr
+from xdsl.ir import Attribute
+
+from irkit.affine_text import BinOp, Const, Expr
+
+
+class NamedOpError(ValueError):
+    """A call of a named operation that does not fit its signature."""
+
+
+@dataclass(frozen=True)
+class Param:
+    """A parameter: `kind` is 'int', 'name' or 'ints'; `choices` limits names."""
+
+    kind: str
+    default: object = None
+    choices: tuple[str, ...] = ()
+    help: str = ""
+
+
+# A shape rule maps operand shapes and parameter values to the result shape
+# and the pairs of operand dimensions that must be equal (with a phrase
+# naming them for the diagnostic).
+Agree = list[tuple[Expr, Expr, str]]
+ShapeFn = Callable[[list[list[Expr]], dict[str, object]], tuple[list[Expr], Agree]]
+
+
+@dataclass(frozen=True)
+class NamedOpSpec:
+    name: str
+    arity: int
+    summary: str
+    shape_fn: ShapeFn
+    params: dict[str, Param] = field(default_factory=dict)
+    ranks: tuple[int | None, ...] = ()  # required operand ranks (None = any)
+
+    def check_call(self, operands: list[str], params: dict[str, Attribute]) -> None:
+        """Check arity and parameters; raise `NamedOpError` with a fix-it message."""
+        if len(operands) != self.arity:
+            raise NamedOpError(
+                f"'{self.name}' takes {self.arity} operand tensor{'s' if self.arity != 1 else ''}, got {len(operands)}"
+            )
+        for key, value in params.items():
+            if key not in self.params:
+                known = ", ".join(self.params) or "none"
+                raise NamedOpError(f"'{self.name}' has no parameter '{key}' (parameters: {known})")
+            _check_param(self.name, key, self.params[key], value)
+
+    def values(self, params: dict[str, Attribute]) -> dict[str, object]:
+        """Parameter values as Python objects, defaults filled in."""
+        out = {k: p.default for k, p in self.params.items()}
+        for key, value in params.items():
+            out[key] = param_value(value)
+        return out
+
+    def result_shape(self, shapes: list[list[Expr]], params: dict[str, Attribute]) -> tuple[list[Expr], Agree]:
+        """The result's shape and the dimensions that must agree; `NamedOpError` on a rank mismatch."""
+        for i, (rank, shape) in enumerate(zip(self.ranks, shapes)):
+            if rank is not None and len(shape) != rank:
+                raise NamedOpError(f"operand {i + 1} of '{self.name}' must have rank {rank}, it has rank {len(shape)}")
+        return self.shape_fn(shapes, self.values(params))
+
+
+def param_value(attr: Attribute) -> object:
+    if isinstance(attr, IntegerAttr):
+        return attr.value.data
+    if isinstance(attr, StringAttr):
+        return attr.data
+    if isinstance(attr, ArrayAttr):
+        return [param_value(a) for a in attr.data]
+    raise NamedOpError(f"unsupported parameter value {attr}")
+
+
+def _check_param(op: str, key: str, spec: Param, value: Attribute) -> None:
+    if spec.kind == "int" and not isinstance(value, IntegerAttr):
+        raise NamedOpError(f"parameter '{key}' of '{op}' must be an integer")
+    if spec.kind == "ints" and not (
+        isinstance(value, ArrayAttr) and all(isinstance(v, IntegerAttr) for v in value.data)
+    ):
+        raise NamedOpError(f"parameter '{key}' of '{op}' must be a list of integers like [1, 0]")
+    if spec.kind == "name":
+        if not isinstance(value, StringAttr):
+            raise NamedOpError(f"parameter '{key}' of '{op}' must be one of {', '.join(spec.choices)}")
+        if spec.choices and value.data not in spec.choices:
+            raise NamedOpError(f"parameter '{key}' of '{op}' must be one of {', '.join(spec.choices)}, got '{value.data}'")
+    if spec.kind == "int" and key in ("stride",) and value.value.data <= 0:  # type: ignore[union-attr]
+        raise NamedOpError(f"parameter '{key}' of '{op}' must be positive, got {value.value.data}")  # type: ignore[union-attr]
+    if spec.kind == "int" and key == "padding" and value.value.data < 0:  # type: ignore[union-attr]
+        raise NamedOpError(f"parameter '{key}' of '{op}' must not be negative, got {value.value.data}")  # type: ignore[union-attr]
+
+
+# --- shape rules ---------------------------------------------------------------
+
+
+def _matmul(shapes: list[list[Expr]], _p: dict[str, object]) -> list[Expr]:
+    (m, k), (k2, n) = shapes
+    return [m, n], [(k, k2, "the columns of the first operand and the rows of the second")]
+
+
+def _batch_matmul(shapes: list[list[Expr]], _p: dict[str, object]) -> list[Expr]:
+    (b, m, k), (b2, k2, n) = shapes
+    return [b, m, n], [
+        (b, b2, "the batch dimensions of both operands"),
+        (k, k2, "the contracted dimensions (last of the first, middle of the second)"),
+    ]
+
+
+def _out_dim(size: Expr, kernel: Expr, stride: int, padding: int) -> Expr:
+    # (size + 2 * padding - kernel) / stride + 1
+    num = BinOp("-", BinOp("+", size, Const(2 * padding)), kernel)
+    return BinOp("+", BinOp("/", num, Const(stride)), Const(1))
+
+
+def _conv2d(shapes: list[list[Expr]], p: dict[str, object]) -> list[Expr]:
+    inp, wt = shapes
+    stride, padding = int(p["stride"]), int(p["padding"])  # type: ignore[arg-type]
+    if p["layout"] == "nchw":
+        n, c, h, w = inp
+        f, c2, r, s = wt
+        agree = [(c, c2, "the input channels of the image (dimension 2) and the weights (dimension 2)")]
+        return [n, f, _out_dim(h, r, stride, padding), _out_dim(w, s, stride, padding)], agree
+    n, h, w, c = inp
+    r, s, c2, f = wt
+    agree = [(c, c2, "the input channels of the image (dimension 4) and the weights (dimension 3)")]
+    return [n, _out_dim(h, r, stride, padding), _out_dim(w, s, stride, padding), f], agree
+
+
+def _softmax(shapes: list[list[Expr]], p: dict[str, object]) -> list[Expr]:
+    (shape,) = shapes
+    axis = int(p["axis"])  # type: ignore[arg-type]
+    if not -len(shape) <= axis < len(shape):
+        raise NamedOpError(f"softmax axis {axis} is out of range for rank {len(shape)}")
+    return list(shape), []
+
+
+def _transpose(shapes: list[list[Expr]], p: dict[str, object]) -> list[Expr]:
+    (shape,) = shapes
+    perm = p["perm"]
+    if perm is None:
+        return list(reversed(shape)), []
+    perm = list(perm)  # type: ignore[call-overload]
+    if sorted(perm) != list(range(len(shape))):
+        raise NamedOpError(f"perm {perm} is not a permutation of the {len(shape)} dimensions")
+    return [shape[i] for i in perm], []
+
+
+NAMED_OPS: dict[str, NamedOpSpec] = {
+    spec.name: spec
+    for spec in (
+        NamedOpSpec("matmul", 2, "C[i, j] = sum_k A[i, k] * B[k, j]", _matmul, ranks=(2, 2)),
+        NamedOpSpec("batch_matmul", 2, "C[b, i, j] = sum_k A[b, i, k] * B[b, k, j]", _batch_matmul, ranks=(3, 3)),
+        NamedOpSpec(
+            "conv2d",
+            2,
+            "2-D convolution of an image by a filter bank (cross-correlation, as in deep learning)",
+            _conv2d,
+            params={
+                "stride": Param("int", 1, help="step between output pixels"),
+                "padding": Param("int", 0, help="zero padding on every side"),
+                "layout": Param("name", "nchw", ("nchw", "nhwc"), help="image and filter layout"),
+            },
+            ranks=(4, 4),
+        ),
+        NamedOpSpec(
+            "softmax",
+            1,
+            "exp(x - max) / sum(exp(x - max)) along one axis",
+            _softmax,
+            params={"axis": Param("int", -1, help="the axis that sums to one")},
+        ),
+        NamedOpSpec(
+            "transpose",
+            1,
+            "permute dimensions (reverse them by default)",
+            _transpose,
+            params={"perm": Param("ints", None, help="result dimension d is operand dimension perm[d]")},
+        ),
+    )
+}
+
+
+def get_named_op(name: str) -> NamedOpSpec:
+    spec = NAMED_OPS.get(name)
+    if spec is None:
+        raise NamedOpError(f"unknown operation '{name}'; expected one of {', '.join(sorted(NAMED_OPS))}")
+    return spec
