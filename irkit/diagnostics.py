@@ -113,7 +113,8 @@ def span_end(diag: Diagnostic, sources: SourceManager) -> int | None:
 def render_text(diag: Diagnostic, sources: SourceManager) -> str:
     """`file:line:col: severity: message`, then the source line and a caret."""
     resolve_focus(diag, sources)
-    out = [f"{diag.location}: {diag.severity}: {diag.message}"]
+    where = f"{diag.location}: " if diag.line > 0 else ""
+    out = [f"{where}{diag.severity}: {diag.message}"]
     text = sources.line(diag.file, diag.line)
     if text is not None and diag.col > 0:
         end = span_end(diag, sources) or diag.col + 1

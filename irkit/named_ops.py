@@ -48,6 +48,15 @@ class NamedOpSpec:
     shape_fn: ShapeFn
     params: dict[str, Param] = field(default_factory=dict)
     ranks: tuple[int | None, ...] = ()  # required operand ranks (None = any)
+    # The names of the loops a schedule refers to, from the result rank and
+    # the parameter values: result dimensions first, then reductions.
+    loops_fn: Callable[[int, dict[str, object]], list[str]] | None = None
+
+    def loops(self, result_rank: int, params: dict[str, Attribute]) -> list[str]:
+        """Loop names of this operation's nest, for schedules."""
+        if self.loops_fn is None:
+            return _generic_loops(result_rank)
+        return self.loops_fn(result_rank, self.values(params))
 
     def check_call(self, operands: list[str], params: dict[str, Attribute]) -> None:
         """Check arity and parameters; raise `NamedOpError` with a fix-it message."""
@@ -159,11 +168,30 @@ def _transpose(shapes: list[list[Expr]], p: dict[str, object]) -> list[Expr]:
     return [shape[i] for i in perm], []
 
 
+def _generic_loops(rank: int) -> list[str]:
+    return list("ijklmnop"[:rank]) if rank <= 8 else [f"d{i}" for i in range(rank)]
+
+
+def _conv_loops(_rank: int, p: dict[str, object]) -> list[str]:
+    if p["layout"] == "nchw":
+        return ["n", "f", "y", "x", "c", "r", "s"]
+    return ["n", "y", "x", "f", "r", "s", "c"]
+
+
 NAMED_OPS: dict[str, NamedOpSpec] = {
     spec.name: spec
     for spec in (
-        NamedOpSpec("matmul", 2, "C[i, j] = sum_k A[i, k] * B[k, j]", _matmul, ranks=(2, 2)),
-        NamedOpSpec("batch_matmul", 2, "C[b, i, j] = sum_k A[b, i, k] * B[b, k, j]", _batch_matmul, ranks=(3, 3)),
+        NamedOpSpec(
+            "matmul", 2, "C[i, j] = sum_k A[i, k] * B[k, j]", _matmul, ranks=(2, 2), loops_fn=lambda r, p: ["i", "j", "k"]
+        ),
+        NamedOpSpec(
+            "batch_matmul",
+            2,
+            "C[b, i, j] = sum_k A[b, i, k] * B[b, k, j]",
+            _batch_matmul,
+            ranks=(3, 3),
+            loops_fn=lambda r, p: ["b", "i", "j", "k"],
+        ),
         NamedOpSpec(
             "conv2d",
             2,
@@ -175,6 +203,7 @@ NAMED_OPS: dict[str, NamedOpSpec] = {
                 "layout": Param("name", "nchw", ("nchw", "nhwc"), help="image and filter layout"),
             },
             ranks=(4, 4),
+            loops_fn=_conv_loops,
         ),
         NamedOpSpec(
             "softmax",

@@ -1,0 +1,108 @@
+"""Checking hardware descriptions: every required field present, each with a unit of the right kind."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from xdsl.dialects.builtin import FileLineColLoc
+from xdsl.ir import Operation
+
+from irkit.checks.schedule import suggest
+from irkit.diagnostics import Diagnostic, DiagnosticError, at_op
+from irkit.dialects import design as d
+from irkit.hardware_files import find_hardware, search_dirs
+from irkit.units import CACHE_FIELDS, DRAM_FIELDS, FAMILY_EXAMPLES, TOP_FIELDS, UNIT_SCALE, unit_family
+
+
+def _fields(
+    owner: Operation, what: str, ops: list[Operation], table: dict[str, tuple[str, bool]]
+) -> list[Diagnostic]:
+    diags: list[Diagnostic] = []
+    seen: dict[str, d.HwFieldOp] = {}
+    for op in ops:
+        if not isinstance(op, d.HwFieldOp):
+            continue
+        key = op.key.data
+        if key not in table:
+            diags.append(
+                at_op("error", f"unknown field '{key}' in {what}; fields are: {', '.join(table)}" + suggest(key, list(table)), op, key)
+            )
+            continue
+        if key in seen:
+            diags.append(at_op("error", f"field '{key}' is given twice in {what}", op, key))
+            continue
+        seen[key] = op
+        family, _ = table[key]
+        unit = None if op.unit is None else op.unit.data
+        if unit is not None and unit not in UNIT_SCALE:
+            diags.append(at_op("error", f"unknown unit '{unit}'", op, unit))
+            continue
+        if unit_family(unit) != family:
+            written = f"'{unit}'" if unit else "no unit"
+            diags.append(
+                at_op(
+                    "error",
+                    f"'{key}' in {what} is a {family if family != 'count' else 'plain number'}, so its unit must be "
+                    f"{FAMILY_EXAMPLES[family]}; got {written}",
+                    op,
+                    unit or key,
+                )
+            )
+            continue
+        value = op.value.value.data
+        if value <= 0:
+            diags.append(at_op("error", f"'{key}' must be positive, got {value:g}", op, key))
+        elif family == "count" and key in ("cores", "fma_units", "threads_per_core") and value != int(value):
+            diags.append(at_op("error", f"'{key}' must be a whole number, got {value:g}", op, key))
+    for key, (family, required) in table.items():
+        if required and key not in seen:
+            example = f"{key} <value> {FAMILY_EXAMPLES[family].split(',')[0]}" if family != "count" else f"{key} <number>"
+            diags.append(at_op("error", f"{what} is missing '{key}' (write: {example})", owner))
+    return diags
+
+
+def check_hardware_block(hw: d.HardwareOp) -> list[Diagnostic]:
+    """Fields, units and memory levels of an inline hardware block."""
+    ops = list(hw.body.block.ops)
+    diags = _fields(hw, "the hardware block", ops, TOP_FIELDS)
+    levels = [op for op in ops if isinstance(op, d.HwLevelOp)]
+    caches = [lv for lv in levels if not lv.is_dram]
+    drams = [lv for lv in levels if lv.is_dram]
+    names: set[str] = set()
+    for level in caches:
+        name = level.level.data
+        if name in names:
+            diags.append(at_op("error", f"cache level '{name}' is described twice", level, name))
+        names.add(name)
+        diags += _fields(level, f"cache {name}", list(level.body.block.ops), CACHE_FIELDS)
+    for level in drams:
+        diags += _fields(level, "dram", list(level.body.block.ops), DRAM_FIELDS)
+    if not caches:
+        diags.append(at_op("error", "the hardware block describes no cache level (cache L1 { size ...; line ...; bandwidth ... })", hw))
+    if not drams:
+        diags.append(at_op("error", "the hardware block has no dram { bandwidth ... } level", hw))
+    if len(drams) > 1:
+        diags.append(at_op("error", "the hardware block describes dram twice", drams[1]))
+    return diags
+
+
+def check_hardware_ref(op: d.HardwareRefOp) -> list[Diagnostic]:
+    """A named description must exist and be a valid hardware file."""
+    document = op.location.filename.data if isinstance(op.location, FileLineColLoc) else None
+    name = op.ref.data
+    path = find_hardware(name, document)
+    if path is None:
+        looked = ", ".join(str(p) for p in search_dirs(document))
+        diag = at_op("error", f"hardware description '{name}' not found: no {name}.hw in {looked}", op, name)
+        diag.with_note(f"write one with `irkit calibrate -o {name}.hw`, or use an inline hardware {{ ... }} block")
+        return [diag]
+    from irkit.frontend import parse_design
+
+    try:
+        module = parse_design(Path(path).read_text(), str(path))
+    except DiagnosticError as err:
+        diag = at_op("error", f"hardware description '{name}' ({path}) has errors", op, name)
+        return [diag, *err.diagnostics]
+    if not any(isinstance(o, d.HardwareOp) for o in module.body.block.ops):
+        return [at_op("error", f"{path} is not a hardware description (expected hardware {name} {{ ... }})", op, name)]
+    return []

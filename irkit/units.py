@@ -1,0 +1,81 @@
+"""Units of hardware quantities and the fields a hardware description needs.
+
+Hardware is data (DESIGN.md, contract 4): every figure the cost model uses
+comes from a description written in the language's hardware syntax.  This
+module says which fields exist, which unit family each takes, and converts
+a written quantity to base units (bytes, bytes/s, Hz, bits, seconds).
+"""
+
+from __future__ import annotations
+
+UNIT_SCALE: dict[str, tuple[str, float]] = {
+    "bits": ("bits", 1.0),
+    "B": ("bytes", 1.0),
+    "KB": ("bytes", 1e3),
+    "MB": ("bytes", 1e6),
+    "GB": ("bytes", 1e9),
+    "KiB": ("bytes", 1024.0),
+    "MiB": ("bytes", 1024.0**2),
+    "GiB": ("bytes", 1024.0**3),
+    "B/s": ("bandwidth", 1.0),
+    "KB/s": ("bandwidth", 1e3),
+    "MB/s": ("bandwidth", 1e6),
+    "GB/s": ("bandwidth", 1e9),
+    "TB/s": ("bandwidth", 1e12),
+    "KiB/s": ("bandwidth", 1024.0),
+    "MiB/s": ("bandwidth", 1024.0**2),
+    "GiB/s": ("bandwidth", 1024.0**3),
+    "Hz": ("frequency", 1.0),
+    "kHz": ("frequency", 1e3),
+    "MHz": ("frequency", 1e6),
+    "GHz": ("frequency", 1e9),
+    "ns": ("time", 1e-9),
+    "cycles": ("cycles", 1.0),
+}
+
+FAMILY_EXAMPLES = {
+    "bits": "bits",
+    "bytes": "B, KiB, MiB, GiB",
+    "bandwidth": "GB/s, MB/s, GiB/s",
+    "frequency": "GHz, MHz",
+    "time": "ns",
+    "cycles": "cycles",
+    "count": "no unit",
+}
+
+# field -> (unit family, required?) for the top level of a hardware block ...
+TOP_FIELDS: dict[str, tuple[str, bool]] = {
+    "cores": ("count", True),
+    "simd": ("bits", True),
+    "frequency": ("frequency", True),
+    "fma_units": ("count", False),
+    "threads_per_core": ("count", False),
+}
+# ... for a cache level ...
+CACHE_FIELDS: dict[str, tuple[str, bool]] = {
+    "size": ("bytes", True),
+    "line": ("bytes", True),
+    "bandwidth": ("bandwidth", True),
+    "latency": ("time", False),
+    "shared": ("count", False),
+}
+# ... and for DRAM.
+DRAM_FIELDS: dict[str, tuple[str, bool]] = {
+    "bandwidth": ("bandwidth", True),
+    "size": ("bytes", False),
+    "latency": ("time", False),
+}
+
+
+def unit_family(unit: str | None) -> str:
+    """The family of a unit (`GHz` -> frequency); no unit is a plain count."""
+    if unit is None:
+        return "count"
+    return UNIT_SCALE[unit][0]
+
+
+def to_base(value: float, unit: str | None) -> float:
+    """The value in base units: bytes, bytes/s, Hz, bits, seconds or a count."""
+    if unit is None:
+        return value
+    return value * UNIT_SCALE[unit][1]

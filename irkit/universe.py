@@ -1,0 +1,25 @@
+"""irkit's plugin for xDSL: `xdsl-opt` (and any `xDSLOptMain`) sees irkit's
+dialects and passes once irkit is installed.
+
+Declared in pyproject.toml as the `xdsl.universe` entry point `irkit`.  Every
+value is a zero-argument factory that imports on first use, so a stock
+`xdsl-opt` run that never touches irkit IR pays nothing for it.
+"""
+
+from __future__ import annotations
+
+from xdsl.ir import Dialect
+from xdsl.universe import Universe
+
+from irkit.passes.registry import IRKIT_PASSES
+
+
+def _design_dialect() -> Dialect:
+    from irkit.dialects.design import Design
+
+    return Design
+
+
+IRKIT_DIALECT_FACTORIES = {"design": _design_dialect}
+
+IRKIT_UNIVERSE = Universe(all_dialects=dict(IRKIT_DIALECT_FACTORIES), all_passes=dict(IRKIT_PASSES))
