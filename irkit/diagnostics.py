@@ -34,6 +34,9 @@ class Diagnostic:
     focus: str | None = None
 
     def with_note(self, message: str, line: int = 0, col: int = 0, file: str | None = None) -> "Diagnostic":
+        """Attach a note; without a line of its own it shares this diagnostic's location."""
+        if line <= 0:
+            line, col = self.line, self.col
         self.notes.append(Diagnostic("note", message, file or self.file, line, col))
         return self
 

@@ -51,6 +51,12 @@ _CALLS = {
 }
 
 
+# The grammar's UNIT words: a field key spelled like one must not follow a unit-less value.
+UNITS = frozenset(
+    "bits B KiB MiB GiB KB MB GB B/s KB/s MB/s GB/s TB/s KiB/s MiB/s GiB/s Hz kHz MHz GHz ns cycles".split()
+)
+
+
 class DesignPrintError(ValueError):
     """IR that has no `.design` spelling (an op the language cannot express)."""
 
@@ -265,9 +271,11 @@ def hardware_lines(op: d.HardwareOp, indent: str = "") -> list[str]:
         return [f"{indent}{head} {{}}"]
     lines = [f"{indent}{head} {{"]
     inner = indent + INDENT
-    for item in items:
+    for item, after in zip(items, items[1:] + [None]):
         if isinstance(item, d.HwFieldOp):
-            lines.append(inner + format_hw_field(item))
+            # `size 48` then a field named like a unit (`B 3`) would read as `size 48 B`.
+            sep = ";" if item.unit is None and isinstance(after, d.HwFieldOp) and after.key.data in UNITS else ""
+            lines.append(inner + format_hw_field(item) + sep)
         elif isinstance(item, d.HwLevelOp):
             head = "dram" if item.is_dram else f"cache {item.level.data}"
             fields = []

@@ -301,8 +301,9 @@ class DesignChecker:
                             read,
                             var,
                         )
+        on_left = {v for t in op.index_exprs for v in _names(t)}
         for var, uses in extents.items():
-            if var in lhs_vars:
+            if var in lhs_vars or var in on_left:  # a malformed left index is reported already
                 continue
             stage.loops.append(var)
             stage.reduction_loops.add(var)
@@ -537,6 +538,13 @@ class DesignChecker:
                 for name in op.tensors.data:
                     if name.data not in self.tensors:
                         self.error(f"assumption about undefined tensor '{name.data}'", op, name.data)
+
+
+def _names(expr_text: str) -> list[str]:
+    try:
+        return names_in(parse_affine(expr_text))
+    except AffineTextError:
+        return []
 
 
 def describe_layout(op: d.LayoutOp, rank: int) -> str:

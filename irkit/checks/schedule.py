@@ -28,7 +28,7 @@ def _line(op: Operation) -> int:
 
 
 def suggest(name: str, candidates: list[str]) -> str:
-    close = difflib.get_close_matches(name, candidates, n=1)
+    close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.5)
     return f"; did you mean '{close[0]}'?" if close else ""
 
 

@@ -1,0 +1,467 @@
+"""Hypothesis strategies for random, syntactically valid design documents.
+
+A document is generated as a list of tokens, every construct of the
+grammar represented (sizes with and without defaults, tensors of every
+element type with affine shapes, index statements with every assignment
+and nested expressions, named operations with parameters, layout,
+schedules with every directive, hardware references and inline blocks,
+assumptions, metric, doc strings with escapes), then joined with random
+whitespace, comments and optional `;` separators.
+
+"Valid" means the frontend parses and builds it without a diagnostic
+(`build_design`); it need not pass the semantic checker (names may be
+undeclared, shapes may disagree).  Names never collide with a keyword of
+the language, so whether a name parses does not depend on its context.
+"""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import strategies as st
+
+KEYWORDS = frozenset(
+    """
+    design doc sizes tensor f32 f64 i32 input output temp layout row_major col_major order align
+    schedule split tile by reorder parallel vectorize unroll compute_at compute_root hardware cache dram
+    assume aligned noalias metric max min exp sqrt
+    bits B KiB MiB GiB KB MB GB Hz kHz MHz GHz ns cycles
+    """.split()
+)
+UNITS = ("bits", "B", "KiB", "MiB", "GiB", "KB", "MB", "GB", "B/s", "KB/s", "MB/s", "GB/s", "TB/s",
+         "KiB/s", "MiB/s", "GiB/s", "Hz", "kHz", "MHz", "GHz", "ns", "cycles")  # fmt: skip
+NAMED_OPS = ("matmul", "batch_matmul", "conv2d", "softmax", "transpose")
+
+# Tokens next to which no whitespace is needed.
+_TIGHT = frozenset("[](){},;:.*/%")
+
+Tokens = list[str]
+
+names = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,5}", fullmatch=True).filter(lambda s: s not in KEYWORDS)
+index_vars = st.sampled_from(["i", "j", "k", "x", "y", "b", "n", "c", "r", "s"]) | names
+small_ints = st.integers(min_value=1, max_value=4096)
+
+
+def signed_int(min_value: int = -64, max_value: int = 1 << 20) -> st.SearchStrategy[str]:
+    """A SIGNED_INT token: `3`, `-3` or `+3`."""
+    return st.builds(
+        lambda v, plus: f"+{v}" if plus and v >= 0 else str(v),
+        st.integers(min_value=min_value, max_value=max_value),
+        st.booleans(),
+    )
+
+
+def positive_int() -> st.SearchStrategy[str]:
+    return small_ints.map(str)
+
+
+# --- affine expressions ----------------------------------------------------------
+
+
+def affine(leaves: st.SearchStrategy[str]) -> st.SearchStrategy[Tokens]:
+    """Token lists of an affine expression (the grammar's `aexpr`) over `leaves` and integers."""
+    base = st.one_of(leaves.map(lambda n: [n]), signed_int(-16, 4096).map(lambda v: [v]))
+
+    def extend(children: st.SearchStrategy[Tokens]) -> st.SearchStrategy[Tokens]:
+        binary = st.builds(lambda a, op, b: [*a, op, *b], children, st.sampled_from("+-*/%"), children)
+        return binary | children.map(lambda e: ["(", *e, ")"])
+
+    return st.recursive(base, extend, max_leaves=5)
+
+
+def shape_dim(sizes: list[str]) -> st.SearchStrategy[Tokens]:
+    leaf = st.sampled_from(sizes) if sizes else names
+    common = st.one_of(
+        leaf.map(lambda n: [n]),
+        positive_int().map(lambda v: [v]),
+        st.builds(lambda n, v: [n, "+", v], leaf, positive_int()),  # H + 2
+        st.builds(lambda v, n: [v, "*", n], positive_int(), leaf),  # 2 * W
+        st.builds(lambda n, v, w: ["(", n, "+", v, ")", "/", w], leaf, positive_int(), positive_int()),  # (N + 1) / 2
+    )
+    return st.one_of(common, common, affine(leaf))
+
+
+def index_expr() -> st.SearchStrategy[Tokens]:
+    """An access index: `i`, `x + 1`, `y - 2`, `2 * k`, or any affine expression."""
+    common = st.one_of(
+        index_vars.map(lambda n: [n]),
+        st.builds(lambda n, op, v: [n, op, v], index_vars, st.sampled_from("+-"), st.integers(0, 8).map(str)),
+        st.builds(lambda v, n: [v, "*", n], st.integers(1, 4).map(str), index_vars),
+    )
+    return st.one_of(common, common, common, affine(index_vars))
+
+
+def comma_list(items: list[Tokens]) -> Tokens:
+    out: Tokens = []
+    for i, item in enumerate(items):
+        if i:
+            out.append(",")
+        out.extend(item)
+    return out
+
+
+def access(tensors: st.SearchStrategy[str]) -> st.SearchStrategy[Tokens]:
+    return st.builds(
+        lambda t, idx: [t, "[", *comma_list(idx), "]"],
+        tensors,
+        st.lists(index_expr(), min_size=1, max_size=3),
+    )
+
+
+# --- statement expressions --------------------------------------------------------
+
+float_numbers = st.one_of(
+    st.integers(0, 1000).map(str),
+    st.sampled_from(["0.5", ".5", "3.", "1e-3", "1E5", "1.5e+2", "2.25", "0.1", "1e400", "3.4028236e38", "1e-50"]),
+    st.floats(min_value=0, max_value=1e30, allow_nan=False, allow_infinity=False).map(repr),
+)
+int_numbers = st.integers(0, 2**31 - 1).map(str)
+
+
+def expression(readable: st.SearchStrategy[str], is_float: bool) -> st.SearchStrategy[Tokens]:
+    """Token lists of a right-hand side; `exp`, `sqrt` and non-integer constants only if `is_float`."""
+    number = float_numbers if is_float else int_numbers
+    base = st.one_of(access(readable), access(readable), number.map(lambda n: [n]))
+    functions = ["max", "min", "exp", "sqrt"] if is_float else ["max", "min"]
+
+    def extend(children: st.SearchStrategy[Tokens]) -> st.SearchStrategy[Tokens]:
+        binary = st.builds(lambda a, op, b: [*a, op, *b], children, st.sampled_from("+-*/"), children)
+        paren = children.map(lambda e: ["(", *e, ")"])
+        neg = children.map(lambda e: ["-", *e])
+
+        def call(name: str, args: list[Tokens]) -> Tokens:
+            return [name, "(", *comma_list(args[: 2 if name in ("max", "min") else 1]), ")"]
+
+        calls = st.builds(call, st.sampled_from(functions), st.lists(children, min_size=2, max_size=2))
+        return st.one_of(binary, binary, paren, neg, calls)
+
+    return st.recursive(base, extend, max_leaves=8)
+
+
+# --- sections ----------------------------------------------------------------------
+
+
+@st.composite
+def doc_item(draw) -> Tokens:
+    text = draw(
+        st.text(
+            st.characters(blacklist_categories=("Cc", "Cs")) | st.sampled_from(['"', "\\", "\n", "\t", "#", "}"]),
+            max_size=20,
+        )
+    )
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
+    return ["doc", f'"{escaped}"']
+
+
+@st.composite
+def sizes_item(draw, sizes: list[str]) -> Tokens:
+    tokens = ["sizes", "{"]
+    for i, name in enumerate(sizes):
+        if i:
+            tokens.append(draw(st.sampled_from([",", ";"])))
+        tokens.append(name)
+        if draw(st.booleans()):
+            tokens += ["=", draw(st.one_of(positive_int(), signed_int(-8, 1 << 40)))]
+    if sizes and draw(st.booleans()):
+        tokens.append(draw(st.sampled_from([",", ";"])))
+    return [*tokens, "}"]
+
+
+@st.composite
+def tensor_item(draw, name: str, dtype: str, sizes: list[str]) -> Tokens:
+    dims = draw(st.lists(shape_dim(sizes), min_size=1, max_size=4))
+    role = draw(st.sampled_from(["input", "output", "temp"]))
+    return ["tensor", name, ":", dtype, "[", *comma_list(dims), "]", role]
+
+
+@st.composite
+def index_statement(draw, tensors: dict[str, str]) -> Tokens:
+    declared = list(tensors)
+    target = draw(st.sampled_from(declared) if declared and draw(st.integers(0, 5)) else names)
+    is_float = tensors.get(target, "f32") != "i32"
+    readable = st.sampled_from(declared) | names if declared else names
+    lhs = draw(st.lists(index_expr(), min_size=1, max_size=3))
+    assign = draw(st.sampled_from(["=", "+=", "max="]))
+    rhs = draw(expression(readable, is_float))
+    return [target, "[", *comma_list(lhs), "]", assign, *rhs]
+
+
+@st.composite
+def named_statement(draw, tensors: dict[str, str]) -> Tokens:
+    tensor = st.sampled_from(list(tensors)) | names if tensors else names
+    op = draw(st.sampled_from(NAMED_OPS))
+    target = draw(tensor)
+    args: list[Tokens] = [[draw(tensor)] for _ in range(1 if op in ("softmax", "transpose") else 2)]
+    params: list[Tokens] = []
+    if op == "conv2d":
+        options = {
+            "stride": st.integers(1, 4).map(lambda v: [str(v)]),
+            "padding": st.integers(0, 3).map(lambda v: [str(v)]),
+            "layout": st.sampled_from(["nchw", "nhwc"]).map(lambda v: [v]),
+        }
+    elif op == "softmax":
+        options = {"axis": signed_int(-2, 3).map(lambda v: [v])}
+    elif op == "transpose":
+        options = {
+            "perm": st.permutations(range(draw(st.integers(0, 4)))).map(
+                lambda p: ["[", *comma_list([[str(v)] for v in p]), "]"]
+            )
+        }
+    else:
+        options = {}
+    keys = draw(st.permutations(list(options)))
+    for key in keys[: draw(st.integers(0, len(keys)))]:
+        params.append([key, "=", *draw(options[key])])
+    return [target, "=", op, "(", *comma_list(args + params), ")"]
+
+
+def _with_semicolons(draw, entries: list[Tokens]) -> Tokens:
+    """Entries of a block, `;` before, between and after some of them."""
+    out: Tokens = []
+    for entry in entries:
+        out += [";"] * draw(st.integers(0, 1))
+        out += entry
+    out += [";"] * draw(st.integers(0, 1))
+    return out
+
+
+@st.composite
+def layout_item(draw, tensors: list[str]) -> Tokens:
+    tensor = st.sampled_from(tensors) | names if tensors else names
+    entries = []
+    for _ in range(draw(st.integers(0, 4))):
+        entry = [draw(tensor), ":"]
+        kind = draw(st.sampled_from(["row_major", "col_major", "order", None]))
+        if kind == "order":
+            perm = draw(st.permutations(range(draw(st.integers(1, 4)))))
+            entry += ["order", "(", *comma_list([[str(v)] for v in perm]), ")"]
+        elif kind is not None:
+            entry.append(kind)
+        if kind is None or draw(st.booleans()):
+            entry += ["align", draw(st.sampled_from(["16", "32", "64", "128", "4096"]))]
+        entries.append(entry)
+    return ["layout", "{", *_with_semicolons(draw, entries), "}"]
+
+
+@st.composite
+def directive(draw, loops: st.SearchStrategy[str]) -> Tokens:
+    kind = draw(
+        st.sampled_from(["split", "tile", "reorder", "parallel", "vectorize", "unroll", "compute_at", "compute_root"])
+    )
+    if kind == "split":
+        tokens = ["split", draw(loops), "by", draw(positive_int())]
+        if draw(st.booleans()):
+            tokens += ["->", draw(loops), ",", draw(loops)]
+        return tokens
+    if kind == "tile":
+        n = draw(st.integers(1, 3))
+        loop_names = [[draw(loops)] for _ in range(n)]
+        tokens = ["tile", *comma_list(loop_names), "by", *comma_list([[draw(positive_int())] for _ in range(n)])]
+        if draw(st.booleans()):
+            tokens += ["->", *comma_list([[draw(loops)] for _ in range(2 * n)])]
+        return tokens
+    if kind == "reorder":
+        return ["reorder", *comma_list([[v] for v in draw(st.lists(loops, min_size=1, max_size=5))])]
+    if kind in ("parallel",):
+        return ["parallel", draw(loops)]
+    if kind == "vectorize":
+        width = ["by", draw(st.sampled_from(["4", "8", "16"]))] if draw(st.booleans()) else []
+        return ["vectorize", draw(loops), *width]
+    if kind == "unroll":
+        return ["unroll", draw(loops), "by", draw(positive_int())]
+    if kind == "compute_at":
+        return ["compute_at", draw(names), ".", draw(loops)]
+    return ["compute_root"]
+
+
+@st.composite
+def schedule_item(draw, tensors: list[str]) -> Tokens:
+    stage = draw(st.sampled_from(tensors) | names if tensors else names)
+    directives = draw(st.lists(directive(index_vars), max_size=6))
+    return ["schedule", stage, "{", *_with_semicolons(draw, directives), "}"]
+
+
+hw_numbers = st.one_of(
+    st.integers(0, 4096).map(str),
+    st.sampled_from(["2.9", "2.96", "75.7", "0.5", ".25", "1e3", "3.0", "1e999"]),
+    st.floats(min_value=0, max_value=1e12, allow_nan=False, allow_infinity=False).map(repr),
+)
+
+
+@st.composite
+def hw_field(draw) -> Tokens:
+    unit = [draw(st.sampled_from(UNITS))] if draw(st.booleans()) else []
+    return [draw(names), draw(hw_numbers), *unit]
+
+
+@st.composite
+def hardware_block(draw, named: bool | None = None) -> Tokens:
+    if named is None:
+        named = draw(st.booleans())
+    head = ["hardware", draw(names)] if named else ["hardware"]
+    items = []
+    for _ in range(draw(st.integers(0, 5))):
+        kind = draw(st.sampled_from(["field", "field", "cache", "dram"]))
+        if kind == "field":
+            items.append(draw(hw_field()))
+            continue
+        fields = draw(st.lists(hw_field(), max_size=3))
+        level = ["cache", draw(names)] if kind == "cache" else ["dram"]
+        items.append([*level, "{", *_with_semicolons(draw, fields), "}"])
+    return [*head, "{", *_with_semicolons(draw, items), "}"]
+
+
+@st.composite
+def assume_item(draw, sizes: list[str], tensors: list[str]) -> Tokens:
+    size = st.sampled_from(sizes) | names if sizes else names
+    tensor = st.sampled_from(tensors) | names if tensors else names
+    entries = []
+    for _ in range(draw(st.integers(0, 4))):
+        kind = draw(st.sampled_from(["divisible", "aligned", "noalias"]))
+        if kind == "divisible":
+            entries.append([draw(size), "%", draw(positive_int()), "==", draw(st.sampled_from(["0", "+0", "-0"]))])
+        elif kind == "aligned":
+            entries.append(["aligned", "(", draw(tensor), ",", draw(st.sampled_from(["16", "64", "128"])), ")"])
+        else:
+            entries.append(["noalias", "(", *comma_list([[t] for t in draw(st.lists(tensor, min_size=1, max_size=4))]), ")"])
+    return ["assume", "{", *_with_semicolons(draw, entries), "}"]
+
+
+# --- documents --------------------------------------------------------------------
+
+
+@st.composite
+def document_tokens(draw) -> Tokens:
+    """The tokens of a random valid design document."""
+    sizes = draw(st.lists(names, max_size=4, unique=True))
+    tensor_names = draw(st.lists(names, max_size=5, unique=True))
+    tensors = {t: draw(st.sampled_from(["f32", "f64", "i32"])) for t in tensor_names}
+
+    items: list[Tokens] = []
+    if draw(st.booleans()):
+        items.append(draw(doc_item()))
+    split = draw(st.integers(0, len(sizes)))
+    for chunk in (sizes[:split], sizes[split:]):
+        if chunk or draw(st.integers(0, 4)) == 0:
+            items.append(draw(sizes_item(chunk)))
+    for name, dtype in tensors.items():
+        items.append(draw(tensor_item(name, dtype, sizes)))
+    for _ in range(draw(st.integers(0, 4))):
+        maker = named_statement if draw(st.integers(0, 3)) == 0 else index_statement
+        items.append(draw(maker(tensors)))
+    for _ in range(draw(st.integers(0, 2))):
+        items.append(draw(layout_item(tensor_names)))
+    for _ in range(draw(st.integers(0, 3))):
+        items.append(draw(schedule_item(tensor_names)))
+    hardware = draw(st.sampled_from(["none", "ref", "block"]))
+    if hardware == "ref":
+        items.append(["hardware", draw(names)])
+    elif hardware == "block":
+        items.append(draw(hardware_block()))
+    for _ in range(draw(st.integers(0, 2))):
+        items.append(draw(assume_item(sizes, tensor_names)))
+    if draw(st.booleans()):
+        items.append(["metric", draw(st.sampled_from(["latency", "throughput"]) | names)])
+
+    # Sections may come in any order; `;` may stand between them.
+    order = draw(st.permutations(range(len(items)))) if draw(st.integers(0, 3)) == 0 else range(len(items))
+    body: Tokens = []
+    for i in order:
+        body += [";"] * (draw(st.integers(0, 5)) == 0)
+        body += items[i]
+    return ["design", draw(names), "{", *body, "}"]
+
+
+@st.composite
+def hardware_file_tokens(draw) -> Tokens:
+    """The tokens of a `.hw` file: one `hardware NAME { ... }` block."""
+    return draw(hardware_block(named=draw(st.integers(0, 5)) > 0))
+
+
+comment_text = st.text(st.characters(blacklist_categories=("Cc", "Cs")), max_size=12)
+
+
+@st.composite
+def join_tokens(draw, tokens: Tokens) -> str:
+    """Tokens joined with random whitespace, comments, or nothing where no space is needed."""
+    style = draw(st.sampled_from(["single", "tight", "wild"]))
+    out: list[str] = []
+    if draw(st.integers(0, 3)) == 0:
+        out.append(f"# {draw(comment_text)}\n")
+    for i, tok in enumerate(tokens):
+        if i:
+            prev = tokens[i - 1]
+            tight = prev in _TIGHT or tok in _TIGHT
+            if style == "single":
+                sep = " "
+            elif style == "tight":
+                sep = "" if tight else " "
+            else:
+                choice = draw(st.integers(0, 9))
+                if choice == 0:
+                    sep = f"  # {draw(comment_text)}\n"
+                elif choice == 1:
+                    sep = draw(st.sampled_from(["\n", "\n\n  ", "\t", "\r\n", "   "]))
+                elif choice == 2 and tight:
+                    sep = ""
+                else:
+                    sep = " "
+            out.append(sep)
+        out.append(tok)
+    if draw(st.booleans()):
+        out.append(draw(st.sampled_from(["\n", "  # end\n", "", "\n\n"])))
+    return "".join(out)
+
+
+@st.composite
+def documents(draw) -> str:
+    """The text of a random valid design document."""
+    return draw(join_tokens(draw(document_tokens())))
+
+
+@st.composite
+def hardware_files(draw) -> str:
+    """The text of a random valid `.hw` file."""
+    return draw(join_tokens(draw(hardware_file_tokens())))
+
+
+# --- tokens of existing text, for mutation ----------------------------------------------
+
+TOKEN_RE = re.compile(
+    r'"(?:[^"\\\n]|\\.)*"'  # strings
+    r"|#[^\n]*"  # comments
+    r"|max=|\+=|->|=="
+    r"|[A-Za-z_][A-Za-z0-9_]*(?:/s)?"
+    r"|\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?"
+    r"|\S"
+)
+
+
+def tokenize(text: str) -> Tokens:
+    """A rough token list of design text (comments kept, whitespace dropped)."""
+    return TOKEN_RE.findall(text)
+
+
+def untokenize(tokens: Tokens) -> str:
+    return " ".join(t + "\n" if t.startswith("#") else t for t in tokens)
+
+
+@st.composite
+def mutated(draw, tokens: Tokens) -> str:
+    """`tokens` with a few tokens deleted, duplicated or swapped, joined with spaces."""
+    tokens = list(tokens)
+    for _ in range(draw(st.integers(1, 4))):
+        if not tokens:
+            break
+        i = draw(st.integers(0, len(tokens) - 1))
+        kind = draw(st.sampled_from(["delete", "duplicate", "swap", "swap_near"]))
+        if kind == "delete":
+            del tokens[i]
+        elif kind == "duplicate":
+            tokens.insert(i, tokens[i])
+        elif kind == "swap":
+            j = draw(st.integers(0, len(tokens) - 1))
+            tokens[i], tokens[j] = tokens[j], tokens[i]
+        elif i + 1 < len(tokens):
+            tokens[i], tokens[i + 1] = tokens[i + 1], tokens[i]
+    return untokenize(tokens)
