@@ -16,8 +16,8 @@ Grammar (left-associative, usual precedence):
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping, Union
 
 
 class AffineTextError(ValueError):
@@ -37,11 +37,11 @@ class Const:
 @dataclass(frozen=True)
 class BinOp:
     op: str  # one of + - * / %
-    lhs: "Expr"
-    rhs: "Expr"
+    lhs: Expr
+    rhs: Expr
 
 
-Expr = Union[Var, Const, BinOp]
+Expr = Var | Const | BinOp
 
 _PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2, "%": 2}
 _TOKEN = re.compile(r"\s*(?:(?P<name>[A-Za-z_][A-Za-z0-9_]*)|(?P<int>\d+)|(?P<op>[-+*/%()]))")

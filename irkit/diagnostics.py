@@ -27,13 +27,13 @@ class Diagnostic:
     line: int = 0  # 0: no location
     col: int = 0
     end_col: int | None = None
-    notes: list["Diagnostic"] = field(default_factory=list)
+    notes: list[Diagnostic] = field(default_factory=list)
     # A word to point at on the located line (e.g. the misspelled loop name
     # in `vectorize jx by 8`): IR locations mark where an op starts, and the
     # renderer, which has the source text, narrows the span to this word.
     focus: str | None = None
 
-    def with_note(self, message: str, line: int = 0, col: int = 0, file: str | None = None) -> "Diagnostic":
+    def with_note(self, message: str, line: int = 0, col: int = 0, file: str | None = None) -> Diagnostic:
         """Attach a note; without a line of its own it shares this diagnostic's location."""
         if line <= 0:
             line, col = self.line, self.col

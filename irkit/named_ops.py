@@ -10,8 +10,8 @@ language starts here.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, StringAttr
 from xdsl.ir import Attribute

@@ -20,12 +20,12 @@ expressions are stored in their canonical text form (see
 from __future__ import annotations
 
 from xdsl.dialects.builtin import (
+    I64,
     ArrayAttr,
     DenseArrayBase,
     DictionaryAttr,
     FloatAttr,
     IntegerAttr,
-    I64,
     StringAttr,
     i64,
 )
@@ -33,13 +33,13 @@ from xdsl.ir import Attribute, Block, Dialect, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
-    opt_prop_def,
+    lazy_traits_def,
     operand_def,
+    opt_prop_def,
     prop_def,
     region_def,
     result_def,
     traits_def,
-    lazy_traits_def,
 )
 from xdsl.traits import HasParent, IsTerminator, NoTerminator
 from xdsl.utils.exceptions import VerifyException
@@ -76,7 +76,7 @@ def _check_affine_list(what: str, exprs: list[str]) -> None:
         try:
             parse_affine(text)
         except AffineTextError as err:
-            raise VerifyException(f"{what}: '{text}' is not an affine expression: {err}")
+            raise VerifyException(f"{what}: '{text}' is not an affine expression: {err}") from None
 
 
 def _check_positive(what: str, value: int) -> None:

@@ -79,7 +79,7 @@ def _unclosed_brace(text: str) -> tuple[int, int] | None:
     stack: list[tuple[int, int]] = []
     for lineno, line in enumerate(text.split("\n"), start=1):
         in_string = False
-        for col, ch in enumerate(line, start=1):
+        for ch in line:
             if ch == '"':
                 in_string = not in_string
             elif in_string:

@@ -94,9 +94,9 @@ def instantiate(spec: ArgSpec, passes: dict[str, PassFactory]) -> ModulePass:
     for opt, value in options.items():
         if opt not in fields:
             hint = closest(opt, fields)
-            did_you_mean = f"did you mean '{hint.replace('_', '-')}'? " if hint else ""
+            did_you_mean = f"; did you mean '{hint.replace('_', '-')}'?" if hint else ""
             raise PipelineError(
-                f"pass '{spec.name}' has no option '{opt.replace('_', '-')}'; {did_you_mean}({_describe_options(fields)})"
+                f"pass '{spec.name}' has no option '{opt.replace('_', '-')}'{did_you_mean} ({_describe_options(fields)})"
             )
         if _convert_arg_to_type is None:  # pragma: no cover
             continue

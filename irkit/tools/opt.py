@@ -1,0 +1,632 @@
+"""`irkit-opt`: irkit's pass runner, in the manner of `mlir-opt` and `xdsl-opt`.
+
+    irkit-opt [FILE|-] [-p PIPELINE] [-o OUT] [--emit mlir|design] ...
+
+Reads `.design`/`.hw` documents (through the Lark frontend, semantic checker
+included) or MLIR text (`.mlir`, stdin: xDSL's parser with irkit's dialects
+and every dialect of xDSL's plugin multiverse), verifies the module, runs the
+pipeline (xDSL syntax; irkit's passes and xDSL's), verifies after every pass,
+and prints MLIR or `.design` text.  Built from xDSL's pieces (Context,
+Parser, passes, Printer) rather than by subclassing `xDSLOptMain`, whose
+error handling (tracebacks, output mixed into stdout) is what this replaces.
+
+Exit status: 0 ok, 1 a problem in the input (diagnostics printed), 2 a usage
+error (one line `irkit-opt: error: ...`), 3 an internal error (a bug:
+`irkit-opt: internal error in pass 'x': ...`; `IRKIT_TRACEBACK=1` shows the
+traceback).  With `--split-input-file` the status is the worst chunk's.
+
+Where diagnostics point.  Ops built from a document carry
+`loc("doc.design":L:C)`; a verifier error points there, so a bug is reported
+at the document line it concerns even when the input is printed IR.  An op
+with no location is reported where it is written in the `.mlir` input (the
+parser here records where each op starts).  Everything else without a
+location is reported against the input file with no line.
+
+`--verify-diagnostics` (see `irkit.tools.verify_diagnostics`) matches a
+diagnostic on the line of the input it belongs to: the line of its location
+if that is in the input; if the location is in another file (design IR that
+remembers its document), the input line(s) of the ops carrying that location
+-- so expectations are written next to the op in the file under test, and
+the test does not depend on the line numbers of a document it does not
+contain.  Diagnostics on no input line are matched with `@unknown`.  The
+notes irkit-opt adds itself (`while running pass 'x'`) are context and need
+no annotation.
+
+Output chunks of `--split-input-file` are separated by `// -----` for MLIR
+and by `# -----` for `--emit design`, the separator a `.design` file splits on
+(`// -----` is not a comment in the design language).
+"""
+
+from __future__ import annotations
+
+import argparse
+import bisect
+import os
+import re
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from io import StringIO
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
+from xdsl.ir import Operation
+from xdsl.parser import Parser
+from xdsl.passes import ModulePass
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import DiagnosticException, MultipleSpansParseError, ParseError, VerifyException
+
+from irkit.diagnostics import Diagnostic, DiagnosticError, SourceManager, render_json, render_text
+from irkit.tools import pipeline as pipeline_mod
+from irkit.tools import verify_diagnostics as vd
+
+PROG = "irkit-opt"
+EXIT_OK, EXIT_INPUT, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+DESIGN_SUFFIXES = (".design", ".hw")
+_MLIR_SPLIT = re.compile(r"^\s*// -----\s*$")
+_DESIGN_SPLIT = re.compile(r"^\s*(?://|#) -----\s*$")
+_MLIR_BLANK = re.compile(r"^(\s*(//[^\n]*)?\n?)*\s*$")
+
+
+class UsageError(Exception):
+    """A command-line problem: reported as one line, exit status 2."""
+
+
+class InternalError(Exception):
+    """A bug in irkit or a pass: reported briefly, exit status 3."""
+
+    def __init__(self, message: str, cause: BaseException | None = None):
+        super().__init__(message)
+        self.cause = cause
+
+
+class _ArgParser(argparse.ArgumentParser):
+    def error(self, message: str):  # type: ignore[override]
+        raise UsageError(message)
+
+
+def build_arg_parser() -> argparse.ArgumentParser:
+    p = _ArgParser(prog=PROG, description="Run irkit and xDSL passes over design documents and MLIR.")
+    p.add_argument("input", nargs="?", default="-", metavar="FILE", help=".design/.hw document or .mlir file; '-' = stdin (MLIR)")
+    p.add_argument("-p", "--passes", default="", metavar="PIPELINE", help="pass pipeline, e.g. 'check-design,canonicalize'")
+    p.add_argument("-o", "--output", metavar="OUT", help="write the output here instead of stdout")
+    p.add_argument("--emit", choices=("mlir", "design"), default="mlir", help="output format (default: mlir)")
+    p.add_argument("--print-op-generic", action="store_true", help="print MLIR in generic form")
+    p.add_argument("--print-debuginfo", action="store_true", help="print op locations")
+    p.add_argument("--no-verify-each", action="store_true", help="verify only after parsing and after the whole pipeline")
+    p.add_argument("--print-ir-after-all", action="store_true", help="print the IR after every pass (to stderr)")
+    p.add_argument(
+        "--print-ir-after-failure", action="store_true", help="print the IR as the failing pass received it (to stderr)"
+    )
+    p.add_argument("--time-passes", action="store_true", help="print a timing table (to stderr)")
+    p.add_argument("--split-input-file", action="store_true", help="process '// -----'-separated chunks independently")
+    p.add_argument(
+        "--verify-diagnostics", action="store_true", help="check diagnostics against expected-* annotations in the input"
+    )
+    p.add_argument("--diagnostics-format", choices=("text", "json"), default="text", help="how diagnostics are printed")
+    p.add_argument("--allow-unregistered-dialect", action="store_true", help="accept ops of unknown dialects")
+    p.add_argument("--list-passes", action="store_true", help="list the available passes and their options, then exit")
+    p.add_argument("--version", action="store_true", help="print the version and exit")
+    return p
+
+
+def version_string() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    def v(pkg: str) -> str:
+        try:
+            return version(pkg)
+        except PackageNotFoundError:
+            return "unknown"
+
+    return f"irkit {v('irkit')} (xdsl {v('xdsl')})"
+
+
+def make_full_context(allow_unregistered: bool = False) -> Context:
+    """irkit's context plus every dialect of xDSL's multiverse not registered yet."""
+    from xdsl.universe import Universe
+
+    from irkit.context import make_context
+
+    ctx = make_context()
+    known = set(ctx.registered_dialect_names)
+    for name, factory in Universe.get_multiverse().all_dialects.items():
+        if name not in known:
+            ctx.register_dialect(name, factory)
+    ctx.allow_unregistered = allow_unregistered
+    return ctx
+
+
+# --------------------------------------------------------------------- input
+
+
+def split_chunks(text: str, design: bool) -> list[tuple[str, int]]:
+    """`(chunk text, number of lines before it)` for each `// -----`-separated chunk."""
+    sep = _DESIGN_SPLIT if design else _MLIR_SPLIT
+    lines = text.splitlines(keepends=True)
+    chunks: list[tuple[str, int]] = []
+    start = 0
+    for i, line in enumerate(lines):
+        if sep.match(line):
+            chunks.append(("".join(lines[start:i]), start))
+            start = i + 1
+    chunks.append(("".join(lines[start:]), start))
+    return chunks
+
+
+class _LocatingParser(Parser):
+    """xDSL's parser, remembering where in the text each op starts."""
+
+    def __init__(self, ctx: Context, text: str, name: str):
+        super().__init__(ctx, text, name)
+        self.op_starts: dict[Operation, int] = {}
+
+    def parse_operation(self) -> Operation:
+        start = self._current_token.span.start
+        op = super().parse_operation()
+        self.op_starts[op] = start
+        return op
+
+
+class _LineIndex:
+    def __init__(self, text: str):
+        self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
+
+    def line_col(self, pos: int) -> tuple[int, int]:
+        line = bisect.bisect_right(self.starts, pos)
+        return line, pos - self.starts[line - 1] + 1
+
+
+def _parse_error_diagnostic(err: ParseError) -> Diagnostic:
+    def located(severity: str, message: str, span) -> Diagnostic:
+        loc = span.get_location()
+        line, col = loc.line, loc.col
+        text = span.input.content
+        end = span.end if "\n" not in text[span.start : span.end] else span.start + 1
+        return Diagnostic(severity, message, span.input.name, line, col, col + max(1, end - span.start))
+
+    diag = located("error", err.msg, err.span)
+    if isinstance(err, MultipleSpansParseError):
+        for span, msg in err.refs:
+            diag.notes.append(located("note", msg or err.ref_text or "see here", span))
+    return diag
+
+
+# -------------------------------------------------------------------- timing
+
+
+@dataclass
+class Timer:
+    rows: dict[str, float] = field(default_factory=dict)
+    started: float = field(default_factory=time.perf_counter)
+
+    def add(self, label: str, seconds: float) -> None:
+        self.rows[label] = self.rows.get(label, 0.0) + seconds
+
+    def report(self, pass_labels: list[str]) -> str:
+        total = time.perf_counter() - self.started
+        out = ["===- irkit-opt timing report (wall clock) -===", f"{'seconds':>10}  step"]
+        order = ["parse", *(f"pass {label}" for label in pass_labels), "verify", "print"]
+        for label in order:
+            out.append(f"{self.rows.get(label, 0.0):10.4f}  {label}")
+        out.append(f"{total:10.4f}  total")
+        return "\n".join(out)
+
+
+def _pass_labels(passes: list[ModulePass]) -> list[str]:
+    names = [p.name for p in passes]
+    labels, seen = [], {}
+    for name in names:
+        seen[name] = seen.get(name, 0) + 1
+        labels.append(f"{name} #{seen[name]}" if names.count(name) > 1 else name)
+    return labels
+
+
+# -------------------------------------------------------------------- driver
+
+
+class _ChunkFailed(Exception):
+    """The current chunk stops here (diagnostics have been recorded)."""
+
+
+@dataclass
+class Options:
+    emit: str = "mlir"
+    generic: bool = False
+    debuginfo: bool = False
+    verify_each: bool = True
+    print_after_all: bool = False
+    print_after_failure: bool = False
+    verify_diagnostics: bool = False
+    json: bool = False
+
+
+class Driver:
+    """Processes one input (chunk by chunk) and reports to `err`."""
+
+    def __init__(
+        self,
+        filename: str,
+        passes: list[ModulePass],
+        options: Options,
+        ctx_factory: Callable[[], Context],
+        sources: SourceManager,
+        timer: Timer | None,
+        err,
+    ):
+        self.filename = filename
+        self.design = filename.endswith(DESIGN_SUFFIXES)
+        self.passes = passes
+        self.labels = _pass_labels(passes)
+        self.opts = options
+        self.ctx_factory = ctx_factory
+        self.sources = sources
+        self.timer = timer
+        self.err = err
+        # per chunk
+        self.emitted: list[Diagnostic] = []
+        self.context_notes: set[int] = set()
+        self.extra_lines: dict[int, set[int]] = {}
+        self.loc_lines: dict[tuple[str, int, int], set[int]] = {}
+        self.loc_lines_by_line: dict[tuple[str, int], set[int]] = {}
+        self.op_lines: dict[Operation, tuple[int, int]] = {}
+
+    # ---- small helpers
+    def _time(self, label: str, start: float) -> None:
+        if self.timer is not None:
+            self.timer.add(label, time.perf_counter() - start)
+
+    def _emit(self, diags: list[Diagnostic], context: str | None = None) -> None:
+        """Record diagnostics of the current chunk, optionally after a context note."""
+        if context is not None:
+            note = Diagnostic("note", context, self.filename)
+            self.context_notes.add(id(note))
+            self.emitted.append(note)
+        self.emitted.extend(diags)
+
+    def _render(self, diags: list[Diagnostic]) -> None:
+        if not diags:
+            return
+        if self.opts.json:
+            self.err.write(render_json(diags, self.sources) + "\n")
+        else:
+            for d in diags:
+                self.err.write(render_text(d, self.sources) + "\n")
+
+    def _print_ir(self, module: ModuleOp, generic: bool | None = None) -> str:
+        out = StringIO()
+        Printer(
+            stream=out,
+            print_generic_format=self.opts.generic if generic is None else generic,
+            print_debuginfo=self.opts.debuginfo,
+        ).print_op(module)
+        out.write("\n")
+        return out.getvalue()
+
+    def _dump(self, header: str, module: ModuleOp) -> None:
+        try:
+            text = self._print_ir(module)
+        except Exception:
+            try:
+                text = self._print_ir(module, generic=True)
+            except Exception as exc:
+                text = f"<the IR cannot be printed: {type(exc).__name__}: {exc}>\n"
+        self.err.write(f"// -----// {header} //----- //\n{text}\n")
+
+    # ---- locating verifier errors
+    def _op_diagnostic(self, op: Operation, message: str) -> Diagnostic:
+        loc = op.location
+        written = self.op_lines.get(op)
+        if isinstance(loc, FileLineColLoc):
+            diag = Diagnostic("error", message, loc.filename.data, loc.line.data, loc.column.data)
+        elif written is not None:
+            diag = Diagnostic("error", message, self.filename, written[0], written[1])
+        else:
+            diag = Diagnostic("error", f"in '{op.name}': {message}", self.filename)
+        if written is not None:
+            self.extra_lines[id(diag)] = {written[0]}
+        return diag
+
+    def _verify(self, module: ModuleOp) -> Diagnostic | None:
+        """None if the module verifies, else a diagnostic at the first failing op."""
+        start = time.perf_counter()
+        try:
+            module.verify()
+            return None
+        except DiagnosticException as exc:
+            whole = exc
+        finally:
+            self._time("verify", start)
+        for op in module.walk():
+            try:
+                op.verify(verify_nested_ops=False)
+            except DiagnosticException as exc:
+                return self._op_diagnostic(op, str(exc))
+        for op in module.walk(region_first=True):
+            try:
+                op.verify()
+            except DiagnosticException as exc:
+                return self._op_diagnostic(op, str(exc))
+        return Diagnostic("error", str(whole), self.filename)
+
+    # ---- stages
+    def _parse(self, text: str) -> ModuleOp:
+        start = time.perf_counter()
+        try:
+            if self.design:
+                from irkit.frontend import parse_design
+
+                try:
+                    return parse_design(text, self.filename)
+                except DiagnosticError as exc:
+                    self._emit(exc.diagnostics)
+                    raise _ChunkFailed() from None
+            if _MLIR_BLANK.match(text):
+                return ModuleOp([])
+            parser = _LocatingParser(self.ctx_factory(), text, self.filename)
+            try:
+                module = parser.parse_module()
+            except ParseError as exc:
+                self._emit([_parse_error_diagnostic(exc)])
+                raise _ChunkFailed() from None
+            except DiagnosticException as exc:
+                self._emit([Diagnostic("error", str(exc), self.filename)])
+                raise _ChunkFailed() from None
+            self._index_locations(module, parser, text)
+            return module
+        except (_ChunkFailed, InternalError):
+            raise
+        except Exception as exc:
+            what = "the design frontend" if self.design else "the MLIR parser"
+            raise InternalError(f"internal error in {what}: {type(exc).__name__}: {exc}", exc) from exc
+        finally:
+            self._time("parse", start)
+
+    def _index_locations(self, module: ModuleOp, parser: _LocatingParser, text: str) -> None:
+        lines = _LineIndex(text)
+        for op, pos in parser.op_starts.items():
+            self.op_lines[op] = lines.line_col(pos)
+        for op in module.walk():
+            loc = op.location
+            written = self.op_lines.get(op)
+            if written is not None and isinstance(loc, FileLineColLoc):
+                key = (loc.filename.data, loc.line.data)
+                self.loc_lines.setdefault((*key, loc.column.data), set()).add(written[0])
+                self.loc_lines_by_line.setdefault(key, set()).add(written[0])
+
+    def _run_pass(self, index: int, p: ModulePass, module: ModuleOp) -> None:
+        label = self.labels[index]
+        before = module.clone() if self.opts.print_after_failure else None
+        ctx = self.ctx_factory()
+        start = time.perf_counter()
+        failed: list[Diagnostic] | None = None
+        try:
+            p.apply(ctx, module)
+        except DiagnosticError as exc:
+            failed = exc.diagnostics
+        except VerifyException as exc:
+            located = self._verify(module)
+            failed = [located if located is not None else Diagnostic("error", str(exc), self.filename)]
+        except DiagnosticException as exc:  # PassFailedException and friends
+            failed = [Diagnostic("error", str(exc).strip() or type(exc).__name__, self.filename)]
+        except Exception as exc:
+            if before is not None:
+                self._dump(f"IR at the start of failing pass {p.name}", before)
+            raise InternalError(f"internal error in pass '{p.name}': {type(exc).__name__}: {exc}", exc) from exc
+        finally:
+            self._time(f"pass {label}", start)
+        if failed is not None:
+            if before is not None:
+                self._dump(f"IR at the start of failing pass {p.name}", before)
+            self._emit(failed, f"while running pass '{p.name}'")
+            raise _ChunkFailed()
+        if self.opts.print_after_all:
+            self._dump(f"IR after {p.name}", module)
+        if self.opts.verify_each or index == len(self.passes) - 1:
+            bad = self._verify(module)
+            if bad is not None:
+                if self.opts.print_after_failure:
+                    self._dump(f"IR after {p.name} (does not verify)", module)
+                self._emit([bad], f"the IR produced by pass '{p.name}' does not verify")
+                raise _ChunkFailed()
+
+    def _output(self, module: ModuleOp) -> str:
+        start = time.perf_counter()
+        try:
+            if self.opts.emit == "design":
+                from irkit.backends.design_text import print_design
+
+                try:
+                    return print_design(module)
+                except DiagnosticError as exc:
+                    self._emit(exc.diagnostics, "while printing the module as a design document")
+                    raise _ChunkFailed() from None
+            return self._print_ir(module)
+        except (_ChunkFailed, InternalError):
+            raise
+        except Exception as exc:
+            what = "the design printer" if self.opts.emit == "design" else "the MLIR printer"
+            raise InternalError(f"internal error in {what}: {type(exc).__name__}: {exc}", exc) from exc
+        finally:
+            self._time("print", start)
+
+    def _lines_of(self, diag: Diagnostic) -> set[int]:
+        lines = set(self.extra_lines.get(id(diag), ()))
+        if diag.line > 0:
+            if diag.file == self.filename:
+                lines.add(diag.line)
+            else:
+                key = (diag.file, diag.line)
+                lines |= self.loc_lines.get((*key, diag.col)) or self.loc_lines_by_line.get(key, set())
+        return lines
+
+    def run_chunk(self, text: str) -> tuple[int, str | None]:
+        """(status, output text or None) for one chunk (`text` padded to its real lines)."""
+        self.emitted, self.context_notes, self.extra_lines = [], set(), {}
+        self.loc_lines, self.loc_lines_by_line, self.op_lines = {}, {}, {}
+        output: str | None = None
+        status = EXIT_OK
+        try:
+            module = self._parse(text)
+            bad = self._verify(module)
+            if bad is not None:
+                self._emit([bad])
+                raise _ChunkFailed()
+            for index, p in enumerate(self.passes):
+                self._run_pass(index, p, module)
+            if not self.opts.verify_diagnostics:
+                output = self._output(module)
+        except _ChunkFailed:
+            status = EXIT_INPUT
+        if self.opts.verify_diagnostics:
+            expectations, malformed = vd.parse_expectations(text, self.filename)
+            real = [d for d in self.emitted if id(d) not in self.context_notes]
+            problems = malformed + vd.check(real, expectations, self._lines_of, self.filename)
+            self._render(problems)
+            return (EXIT_INPUT if problems else EXIT_OK), None
+        self._render(self.emitted)
+        return status, output
+
+
+# ---------------------------------------------------------------------- main
+
+
+def _read_input(path: str) -> tuple[str, str]:
+    if path == "-":
+        return sys.stdin.read(), "<stdin>"
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read(), path
+    except FileNotFoundError:
+        raise UsageError(f"no such file: '{path}'") from None
+    except IsADirectoryError:
+        raise UsageError(f"'{path}' is a directory, not an input file") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"'{path}' is not UTF-8 text") from None
+    except OSError as exc:
+        raise UsageError(f"cannot read '{path}': {exc.strerror or exc}") from None
+
+
+def _list_passes(passes: dict[str, pipeline_mod.PassFactory]) -> str:
+    out = []
+    for name in sorted(passes):
+        try:
+            fields = pipeline_mod._option_fields(passes[name]())
+            opts = " ".join(f"{n.replace('_', '-')}" for n in fields)
+        except Exception:
+            opts = "(cannot load)"
+        out.append(f"{name}{'{' + opts + '}' if opts else ''}")
+    return "\n".join(out) + "\n"
+
+
+def _run(argv: list[str] | None) -> int:
+    args = build_arg_parser().parse_args(argv)
+    if args.version:
+        sys.stdout.write(f"{PROG} {version_string()}\n")
+        return EXIT_OK
+
+    from irkit.passes.registry import all_passes
+
+    available = all_passes()
+    if args.list_passes:
+        sys.stdout.write(_list_passes(available))
+        return EXIT_OK
+    try:
+        passes = pipeline_mod.parse(args.passes, available)
+    except pipeline_mod.PipelineError as exc:
+        raise UsageError(str(exc)) from None
+    except pipeline_mod.PassLoadError as exc:
+        raise InternalError(str(exc), exc.__cause__) from None
+    if args.emit == "design":
+        try:
+            from irkit.backends.design_text import print_design  # noqa: F401
+        except ImportError as exc:
+            raise UsageError(f"--emit design is not available: {exc}") from None
+
+    text, filename = _read_input(args.input)
+    sources = SourceManager()
+    sources.add(filename, text)
+    timer = Timer() if args.time_passes else None
+    options = Options(
+        emit=args.emit,
+        generic=args.print_op_generic,
+        debuginfo=args.print_debuginfo,
+        verify_each=not args.no_verify_each,
+        print_after_all=args.print_ir_after_all,
+        print_after_failure=args.print_ir_after_failure,
+        verify_diagnostics=args.verify_diagnostics,
+        json=args.diagnostics_format == "json",
+    )
+    ctx = None
+
+    def ctx_factory() -> Context:
+        nonlocal ctx
+        if ctx is None:
+            ctx = make_full_context(args.allow_unregistered_dialect)
+        return ctx
+
+    driver = Driver(filename, passes, options, ctx_factory, sources, timer, sys.stderr)
+    design = filename.endswith(DESIGN_SUFFIXES)
+    chunks = split_chunks(text, design) if args.split_input_file else [(text, 0)]
+    status, outputs = EXIT_OK, []
+    for chunk, offset in chunks:
+        # Leading newlines keep every line number (and caret) true to the whole file.
+        chunk_status, out = driver.run_chunk("\n" * offset + chunk)
+        status = max(status, chunk_status)
+        outputs.append(out or "")
+    separator = "# -----\n" if args.emit == "design" else "// -----\n"
+
+    if timer is not None:
+        sys.stderr.write(timer.report(driver.labels) + "\n")
+    if args.verify_diagnostics:
+        return status
+    result = separator.join(o if o.endswith("\n") or not o else o + "\n" for o in outputs)
+    if args.output:
+        try:
+            with open(args.output, "w", encoding="utf-8") as f:
+                f.write(result)
+        except OSError as exc:
+            raise UsageError(f"cannot write '{args.output}': {exc.strerror or exc}") from None
+    else:
+        sys.stdout.write(result)
+    return status
+
+
+def report_internal(exc: InternalError | BaseException, prog: str = PROG) -> None:
+    message = str(exc) if isinstance(exc, InternalError) else f"internal error: {type(exc).__name__}: {exc}"
+    lines = message.splitlines() or [message]
+    if len(lines) > 20:
+        lines = lines[:20] + [f"... ({len(lines) - 20} more lines)"]
+    sys.stderr.write(f"{prog}: " + "\n".join(lines) + "\n")
+    cause = exc.cause if isinstance(exc, InternalError) else exc
+    if os.environ.get("IRKIT_TRACEBACK") == "1" and cause is not None:
+        traceback.print_exception(cause, file=sys.stderr)
+    else:
+        sys.stderr.write(f"{prog}: note: this is a bug in irkit or the pass; set IRKIT_TRACEBACK=1 to see the traceback\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run irkit-opt; returns the exit status (the console script exits with it)."""
+    try:
+        return _run(argv)
+    except UsageError as exc:
+        sys.stderr.write(f"{PROG}: error: {exc}\n")
+        return EXIT_USAGE
+    except SystemExit as exc:  # --help
+        return exc.code if isinstance(exc.code, int) else EXIT_OK
+    except InternalError as exc:
+        report_internal(exc)
+        return EXIT_INTERNAL
+    except BrokenPipeError:
+        return EXIT_OK
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:
+        report_internal(exc)
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":
+    sys.exit(main())
