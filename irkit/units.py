@@ -29,8 +29,8 @@ UNIT_SCALE: dict[str, tuple[str, float]] = {
     "kHz": ("frequency", 1e3),
     "MHz": ("frequency", 1e6),
     "GHz": ("frequency", 1e9),
-    "ns": ("time", 1e-9),
-    "cycles": ("cycles", 1.0),
+    "ns": ("latency", 1e-9),
+    "cycles": ("latency", 1.0),
 }
 
 FAMILY_EXAMPLES = {
@@ -38,8 +38,7 @@ FAMILY_EXAMPLES = {
     "bytes": "B, KiB, MiB, GiB",
     "bandwidth": "GB/s, MB/s, GiB/s",
     "frequency": "GHz, MHz",
-    "time": "ns",
-    "cycles": "cycles",
+    "latency": "ns or cycles",
     "count": "no unit",
 }
 
@@ -56,14 +55,14 @@ CACHE_FIELDS: dict[str, tuple[str, bool]] = {
     "size": ("bytes", True),
     "line": ("bytes", True),
     "bandwidth": ("bandwidth", True),
-    "latency": ("time", False),
+    "latency": ("latency", False),
     "shared": ("count", False),
 }
 # ... and for DRAM.
 DRAM_FIELDS: dict[str, tuple[str, bool]] = {
     "bandwidth": ("bandwidth", True),
     "size": ("bytes", False),
-    "latency": ("time", False),
+    "latency": ("latency", False),
 }
 
 
@@ -75,7 +74,7 @@ def unit_family(unit: str | None) -> str:
 
 
 def to_base(value: float, unit: str | None) -> float:
-    """The value in base units: bytes, bytes/s, Hz, bits, seconds or a count."""
+    """The value in base units: bytes, bytes/s, Hz, bits, a count, or seconds (ns) / cycles for latency."""
     if unit is None:
         return value
     return value * UNIT_SCALE[unit][1]

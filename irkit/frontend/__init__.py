@@ -5,7 +5,7 @@ from __future__ import annotations
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import DiagnosticException
 
-from irkit.diagnostics import DiagnosticError, at_op
+from irkit.diagnostics import Diagnostic, DiagnosticError, at_op
 from irkit.frontend.build import DesignBuilder
 from irkit.frontend.syntax import parse_syntax
 
@@ -20,20 +20,25 @@ def build_design(text: str, filename: str = "<input>") -> tuple[ModuleOp | None,
     return module, syntax.diagnostics + builder.diagnostics
 
 
-def parse_design(text: str, filename: str = "<input>", check: bool = True) -> ModuleOp:
+def parse_design(
+    text: str, filename: str = "<input>", check: bool = True, warnings: list[Diagnostic] | None = None
+) -> ModuleOp:
     """`.design` (or `.hw`) text to design IR.
 
     Runs the semantic checker unless `check` is false, then the op
-    verifiers.  Raises `DiagnosticError` carrying every problem found.
+    verifiers.  Raises `DiagnosticError` carrying every diagnostic found
+    if any is an error; otherwise warnings go to `warnings` when given.
     """
     module, diagnostics = build_design(text, filename)
     if module is not None and check:
         from irkit.checks.design import check_module
 
         diagnostics = diagnostics + check_module(module)
-    if diagnostics:
-        diagnostics.sort(key=lambda diag: (diag.file != filename, diag.line, diag.col))
+    diagnostics.sort(key=lambda diag: (diag.file != filename, diag.line, diag.col))
+    if module is None or any(diag.severity == "error" for diag in diagnostics):
         raise DiagnosticError(diagnostics)
+    if warnings is not None:
+        warnings.extend(diagnostics)
     assert module is not None
     try:
         module.verify()

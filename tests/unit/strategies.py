@@ -16,6 +16,7 @@ the language, so whether a name parses does not depend on its context.
 
 from __future__ import annotations
 
+import random
 import re
 
 from hypothesis import strategies as st
@@ -37,8 +38,18 @@ _TIGHT = frozenset("[](){},;:.*/%")
 
 Tokens = list[str]
 
-names = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,5}", fullmatch=True).filter(lambda s: s not in KEYWORDS)
-index_vars = st.sampled_from(["i", "j", "k", "x", "y", "b", "n", "c", "r", "s"]) | names
+# Mostly a fixed pool (one cheap draw each: a document needs many names),
+# sometimes any identifier at all.
+NAME_POOL = (
+    "A B2 C M N K H W I O P X Y Z a b c d m s t u v w t1 t2 bx out inp Wt tmp acc "
+    "_ _x x_ row col sum sizes_ tile2 Order Input MAX e e5 E1 ab_cd_ef_gh_ij_kl"
+).split()
+names = st.one_of(
+    st.sampled_from(NAME_POOL),
+    st.sampled_from(NAME_POOL),
+    st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,5}", fullmatch=True).filter(lambda s: s not in KEYWORDS),
+)
+index_vars = st.one_of(st.sampled_from(["i", "j", "k", "x", "y", "b", "n", "c", "r", "s", "io", "ji"]), names)
 small_ints = st.integers(min_value=1, max_value=4096)
 
 
@@ -69,8 +80,8 @@ def affine(leaves: st.SearchStrategy[str]) -> st.SearchStrategy[Tokens]:
     return st.recursive(base, extend, max_leaves=5)
 
 
-def shape_dim(sizes: list[str]) -> st.SearchStrategy[Tokens]:
-    leaf = st.sampled_from(sizes) if sizes else names
+def shape_dim(leaf: st.SearchStrategy[str]) -> st.SearchStrategy[Tokens]:
+    """A tensor dimension: `N`, `64`, `H + 2`, `2 * W`, `(N + 1) / 2`, or any affine expression."""
     common = st.one_of(
         leaf.map(lambda n: [n]),
         positive_int().map(lambda v: [v]),
@@ -100,11 +111,14 @@ def comma_list(items: list[Tokens]) -> Tokens:
     return out
 
 
+INDEX_EXPR = index_expr()
+
+
 def access(tensors: st.SearchStrategy[str]) -> st.SearchStrategy[Tokens]:
     return st.builds(
         lambda t, idx: [t, "[", *comma_list(idx), "]"],
         tensors,
-        st.lists(index_expr(), min_size=1, max_size=3),
+        st.lists(INDEX_EXPR, min_size=1, max_size=3),
     )
 
 
@@ -138,17 +152,26 @@ def expression(readable: st.SearchStrategy[str], is_float: bool) -> st.SearchStr
     return st.recursive(base, extend, max_leaves=8)
 
 
+# Built once: strategies made inside a composite are validated on every draw,
+# which costs more than the parsing they feed.  Statements read tensors from
+# the name pool, which the declared tensors share.
+FLOAT_EXPR = expression(names, is_float=True)
+INT_EXPR = expression(names, is_float=False)
+SHAPE_DIM = shape_dim(names)
+
+
 # --- sections ----------------------------------------------------------------------
+
+
+DOC_TEXT = st.text(
+    st.characters(blacklist_categories=("Cc", "Cs")) | st.sampled_from(['"', "\\", "\n", "\t", "#", "}"]),
+    max_size=20,
+)
 
 
 @st.composite
 def doc_item(draw) -> Tokens:
-    text = draw(
-        st.text(
-            st.characters(blacklist_categories=("Cc", "Cs")) | st.sampled_from(['"', "\\", "\n", "\t", "#", "}"]),
-            max_size=20,
-        )
-    )
+    text = draw(DOC_TEXT)
     escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
     return ["doc", f'"{escaped}"']
 
@@ -168,8 +191,8 @@ def sizes_item(draw, sizes: list[str]) -> Tokens:
 
 
 @st.composite
-def tensor_item(draw, name: str, dtype: str, sizes: list[str]) -> Tokens:
-    dims = draw(st.lists(shape_dim(sizes), min_size=1, max_size=4))
+def tensor_item(draw, name: str, dtype: str) -> Tokens:
+    dims = draw(st.lists(SHAPE_DIM, min_size=1, max_size=4))
     role = draw(st.sampled_from(["input", "output", "temp"]))
     return ["tensor", name, ":", dtype, "[", *comma_list(dims), "]", role]
 
@@ -179,10 +202,9 @@ def index_statement(draw, tensors: dict[str, str]) -> Tokens:
     declared = list(tensors)
     target = draw(st.sampled_from(declared) if declared and draw(st.integers(0, 5)) else names)
     is_float = tensors.get(target, "f32") != "i32"
-    readable = st.sampled_from(declared) | names if declared else names
-    lhs = draw(st.lists(index_expr(), min_size=1, max_size=3))
+    lhs = draw(st.lists(INDEX_EXPR, min_size=1, max_size=3))
     assign = draw(st.sampled_from(["=", "+=", "max="]))
-    rhs = draw(expression(readable, is_float))
+    rhs = draw(FLOAT_EXPR if is_float else INT_EXPR)
     return [target, "[", *comma_list(lhs), "]", assign, *rhs]
 
 
@@ -274,10 +296,13 @@ def directive(draw, loops: st.SearchStrategy[str]) -> Tokens:
     return ["compute_root"]
 
 
+DIRECTIVE = directive(index_vars)
+
+
 @st.composite
 def schedule_item(draw, tensors: list[str]) -> Tokens:
     stage = draw(st.sampled_from(tensors) | names if tensors else names)
-    directives = draw(st.lists(directive(index_vars), max_size=6))
+    directives = draw(st.lists(DIRECTIVE, max_size=6))
     return ["schedule", stage, "{", *_with_semicolons(draw, directives), "}"]
 
 
@@ -294,6 +319,9 @@ def hw_field(draw) -> Tokens:
     return [draw(names), draw(hw_numbers), *unit]
 
 
+HW_FIELD = hw_field()
+
+
 @st.composite
 def hardware_block(draw, named: bool | None = None) -> Tokens:
     if named is None:
@@ -303,9 +331,9 @@ def hardware_block(draw, named: bool | None = None) -> Tokens:
     for _ in range(draw(st.integers(0, 5))):
         kind = draw(st.sampled_from(["field", "field", "cache", "dram"]))
         if kind == "field":
-            items.append(draw(hw_field()))
+            items.append(draw(HW_FIELD))
             continue
-        fields = draw(st.lists(hw_field(), max_size=3))
+        fields = draw(st.lists(HW_FIELD, max_size=3))
         level = ["cache", draw(names)] if kind == "cache" else ["dram"]
         items.append([*level, "{", *_with_semicolons(draw, fields), "}"])
     return [*head, "{", *_with_semicolons(draw, items), "}"]
@@ -345,7 +373,7 @@ def document_tokens(draw) -> Tokens:
         if chunk or draw(st.integers(0, 4)) == 0:
             items.append(draw(sizes_item(chunk)))
     for name, dtype in tensors.items():
-        items.append(draw(tensor_item(name, dtype, sizes)))
+        items.append(draw(tensor_item(name, dtype)))
     for _ in range(draw(st.integers(0, 4))):
         maker = named_statement if draw(st.integers(0, 3)) == 0 else index_statement
         items.append(draw(maker(tensors)))
@@ -381,35 +409,43 @@ def hardware_file_tokens(draw) -> Tokens:
 comment_text = st.text(st.characters(blacklist_categories=("Cc", "Cs")), max_size=12)
 
 
+_COMMENTS = ("#", "# a comment", "#no space", "# } { ; design x {", '# "not a string', "# \u00e9\u4e2d\U0001f600", "#\t#")
+_SPACES = ("\n", "\n\n  ", "\t", "\r\n", "   ", "\n    ")
+
+
 @st.composite
 def join_tokens(draw, tokens: Tokens) -> str:
-    """Tokens joined with random whitespace, comments, or nothing where no space is needed."""
+    """Tokens joined with random whitespace, comments, or nothing where no space is needed.
+
+    The layout comes from one drawn seed: a draw per gap would make
+    generation many times slower than the parsing it feeds.
+    """
     style = draw(st.sampled_from(["single", "tight", "wild"]))
+    rng = random.Random(draw(st.integers(0, 2**32 - 1)))
+    comment = draw(comment_text)
     out: list[str] = []
-    if draw(st.integers(0, 3)) == 0:
-        out.append(f"# {draw(comment_text)}\n")
+    if rng.random() < 0.25:
+        out.append(f"# {comment}\n")
     for i, tok in enumerate(tokens):
         if i:
-            prev = tokens[i - 1]
-            tight = prev in _TIGHT or tok in _TIGHT
+            tight = tokens[i - 1] in _TIGHT or tok in _TIGHT
             if style == "single":
                 sep = " "
             elif style == "tight":
                 sep = "" if tight else " "
             else:
-                choice = draw(st.integers(0, 9))
+                choice = rng.randrange(10)
                 if choice == 0:
-                    sep = f"  # {draw(comment_text)}\n"
+                    sep = f"  {rng.choice(_COMMENTS + ('# ' + comment,))}\n"
                 elif choice == 1:
-                    sep = draw(st.sampled_from(["\n", "\n\n  ", "\t", "\r\n", "   "]))
+                    sep = rng.choice(_SPACES)
                 elif choice == 2 and tight:
                     sep = ""
                 else:
                     sep = " "
             out.append(sep)
         out.append(tok)
-    if draw(st.booleans()):
-        out.append(draw(st.sampled_from(["\n", "  # end\n", "", "\n\n"])))
+    out.append(rng.choice(["\n", "  # end\n", "", "\n\n"]))
     return "".join(out)
 
 
