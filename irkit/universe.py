@@ -22,4 +22,4 @@ def _design_dialect() -> Dialect:
 
 IRKIT_DIALECT_FACTORIES = {"design": _design_dialect}
 
-IRKIT_UNIVERSE = Universe(all_dialects=dict(IRKIT_DIALECT_FACTORIES), all_passes=dict(IRKIT_PASSES))
+IRKIT_UNIVERSE = Universe(all_dialects=IRKIT_DIALECT_FACTORIES, all_passes=IRKIT_PASSES)

@@ -51,10 +51,15 @@ _CALLS = {
 }
 
 
-# The grammar's UNIT words: a field key spelled like one must not follow a unit-less value.
-UNITS = frozenset(
-    "bits B KiB MiB GiB KB MB GB B/s KB/s MB/s GB/s TB/s KiB/s MiB/s GiB/s Hz kHz MHz GHz ns cycles".split()
-)
+# The grammar's UNIT words.  The lexer reads a unit wherever one may follow a
+# number, even as the start of a longer word: after a unit-less value, the
+# next line's key `B2` (or `Bytes`) would read as the unit `B`, so such a
+# value is closed with `;`.
+UNITS = ("bits", "B", "KiB", "MiB", "GiB", "KB", "MB", "GB", "Hz", "kHz", "MHz", "GHz", "ns", "cycles")
+
+
+def _unit_prefixed(key: str) -> bool:
+    return key.startswith(UNITS)
 
 
 class DesignPrintError(ValueError):
@@ -64,36 +69,35 @@ class DesignPrintError(ValueError):
 # --- numbers and strings -------------------------------------------------------
 
 
+def _shortest(value: float, bits: int = 64) -> str:
+    """Fewest characters that read back as `value` at this precision: positional or scientific."""
+    import numpy as np
+
+    x = (np.float32 if bits == 32 else np.float64)(value)
+    positional = np.format_float_positional(x, unique=True, trim="-")
+    scientific = np.format_float_scientific(x, unique=True, trim="-")
+    return min(positional, scientific, key=len)
+
+
 def format_number(value: float) -> str:
     """A non-negative float in the grammar's NUMBER form, as short as possible: 2.0 -> 2, 2.9 -> 2.9."""
     if pymath.isnan(value) or value < 0 or (value == 0 and pymath.copysign(1.0, value) < 0):
         raise DesignPrintError(f"{value!r} has no spelling as a design-language number")
     if pymath.isinf(value):
         return "1e999"  # reads back as infinity, as any overflowing literal does
-    text = repr(value)
-    if text.endswith(".0"):
-        text = text[:-2]
-    return text
+    text = _shortest(value)
+    return text if float(text) == value else repr(value)
 
 
 def _float_constant(value: float, type_: Attribute) -> str:
-    """The shortest spelling whose value, rounded to `type_`, is `value`."""
+    """The shortest spelling whose value, rounded to `type_` as the frontend does, is `value`."""
     rounder = getattr(type_, "round", None)
     if rounder is None or pymath.isinf(value) or pymath.isnan(value):
         return format_number(value)
-    candidates = []
-    if getattr(type_, "bitwidth", 64) == 32:
-        import numpy as np
-
-        candidates.append(str(np.float32(value)))
-    candidates.append(repr(value))
-    for text in candidates:
-        try:
-            if rounder(float(text)) == value:
-                return format_number(float(text)) if text.endswith(".0") else text
-        except (ValueError, OverflowError):
-            continue
-    return format_number(value)
+    text = _shortest(value, getattr(type_, "bitwidth", 64))
+    if rounder(float(text)) == value:
+        return text
+    return repr(value)  # exact as a double, so it rounds to itself
 
 
 def escape_string(text: str) -> str:
@@ -273,8 +277,7 @@ def hardware_lines(op: d.HardwareOp, indent: str = "") -> list[str]:
     inner = indent + INDENT
     for item, after in zip(items, items[1:] + [None]):
         if isinstance(item, d.HwFieldOp):
-            # `size 48` then a field named like a unit (`B 3`) would read as `size 48 B`.
-            sep = ";" if item.unit is None and isinstance(after, d.HwFieldOp) and after.key.data in UNITS else ""
+            sep = ";" if item.unit is None and isinstance(after, d.HwFieldOp) and _unit_prefixed(after.key.data) else ""
             lines.append(inner + format_hw_field(item) + sep)
         elif isinstance(item, d.HwLevelOp):
             head = "dram" if item.is_dram else f"cache {item.level.data}"

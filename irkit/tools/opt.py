@@ -67,7 +67,6 @@ EXIT_OK, EXIT_INPUT, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 DESIGN_SUFFIXES = (".design", ".hw")
 _MLIR_SPLIT = re.compile(r"^\s*// -----\s*$")
 _DESIGN_SPLIT = re.compile(r"^\s*(?://|#) -----\s*$")
-_MLIR_BLANK = re.compile(r"^(\s*(//[^\n]*)?\n?)*\s*$")
 
 
 class UsageError(Exception):
@@ -82,20 +81,28 @@ class InternalError(Exception):
         self.cause = cause
 
 
-class _ArgParser(argparse.ArgumentParser):
+class ArgParser(argparse.ArgumentParser):
+    """argparse, but a bad command line raises `UsageError` (one line, exit 2) instead of exiting."""
+
     def error(self, message: str):  # type: ignore[override]
         raise UsageError(message)
 
 
 def build_arg_parser() -> argparse.ArgumentParser:
-    p = _ArgParser(prog=PROG, description="Run irkit and xDSL passes over design documents and MLIR.")
-    p.add_argument("input", nargs="?", default="-", metavar="FILE", help=".design/.hw document or .mlir file; '-' = stdin (MLIR)")
-    p.add_argument("-p", "--passes", default="", metavar="PIPELINE", help="pass pipeline, e.g. 'check-design,canonicalize'")
+    p = ArgParser(prog=PROG, description="Run irkit and xDSL passes over design documents and MLIR.")
+    p.add_argument(
+        "input", nargs="?", default="-", metavar="FILE", help=".design/.hw document or .mlir file; '-' = stdin (MLIR)"
+    )
+    p.add_argument(
+        "-p", "--passes", default="", metavar="PIPELINE", help="pass pipeline, e.g. 'check-design,canonicalize'"
+    )
     p.add_argument("-o", "--output", metavar="OUT", help="write the output here instead of stdout")
     p.add_argument("--emit", choices=("mlir", "design"), default="mlir", help="output format (default: mlir)")
     p.add_argument("--print-op-generic", action="store_true", help="print MLIR in generic form")
     p.add_argument("--print-debuginfo", action="store_true", help="print op locations")
-    p.add_argument("--no-verify-each", action="store_true", help="verify only after parsing and after the whole pipeline")
+    p.add_argument(
+        "--no-verify-each", action="store_true", help="verify only after parsing and after the whole pipeline"
+    )
     p.add_argument("--print-ir-after-all", action="store_true", help="print the IR after every pass (to stderr)")
     p.add_argument(
         "--print-ir-after-failure", action="store_true", help="print the IR as the failing pass received it (to stderr)"
@@ -103,7 +110,9 @@ def build_arg_parser() -> argparse.ArgumentParser:
     p.add_argument("--time-passes", action="store_true", help="print a timing table (to stderr)")
     p.add_argument("--split-input-file", action="store_true", help="process '// -----'-separated chunks independently")
     p.add_argument(
-        "--verify-diagnostics", action="store_true", help="check diagnostics against expected-* annotations in the input"
+        "--verify-diagnostics",
+        action="store_true",
+        help="check diagnostics against expected-* annotations in the input",
     )
     p.add_argument("--diagnostics-format", choices=("text", "json"), default="text", help="how diagnostics are printed")
     p.add_argument("--allow-unregistered-dialect", action="store_true", help="accept ops of unknown dialects")
@@ -113,6 +122,7 @@ def build_arg_parser() -> argparse.ArgumentParser:
 
 
 def version_string() -> str:
+    """irkit's and xDSL's versions."""
     from importlib.metadata import PackageNotFoundError, version
 
     def v(pkg: str) -> str:
@@ -121,7 +131,7 @@ def version_string() -> str:
         except PackageNotFoundError:
             return "unknown"
 
-    return f"irkit {v('irkit')} (xdsl {v('xdsl')})"
+    return f"{v('irkit')} (xdsl {v('xdsl')})"
 
 
 def make_full_context(allow_unregistered: bool = False) -> Context:
@@ -154,6 +164,11 @@ def split_chunks(text: str, design: bool) -> list[tuple[str, int]]:
             start = i + 1
     chunks.append(("".join(lines[start:]), start))
     return chunks
+
+
+def _is_blank_mlir(text: str) -> bool:
+    """Only whitespace and `//` comments (MLIR reads that as an empty module; xDSL does not)."""
+    return all(not line.strip() or line.lstrip().startswith("//") for line in text.splitlines())
 
 
 class _LocatingParser(Parser):
@@ -358,12 +373,15 @@ class Driver:
             if self.design:
                 from irkit.frontend import parse_design
 
+                warnings: list[Diagnostic] = []
                 try:
-                    return parse_design(text, self.filename)
+                    module = parse_design(text, self.filename, warnings=warnings)
+                    self._emit(warnings)
+                    return module
                 except DiagnosticError as exc:
                     self._emit(exc.diagnostics)
                     raise _ChunkFailed() from None
-            if _MLIR_BLANK.match(text):
+            if _is_blank_mlir(text):
                 return ModuleOp([])
             parser = _LocatingParser(self.ctx_factory(), text, self.filename)
             try:
@@ -436,12 +454,16 @@ class Driver:
         start = time.perf_counter()
         try:
             if self.opts.emit == "design":
-                from irkit.backends.design_text import print_design
+                from irkit.backends import design_text
 
                 try:
-                    return print_design(module)
+                    return design_text.print_design(module)
                 except DiagnosticError as exc:
                     self._emit(exc.diagnostics, "while printing the module as a design document")
+                    raise _ChunkFailed() from None
+                except getattr(design_text, "DesignPrintError", DiagnosticError) as exc:
+                    # IR with no `.design` spelling: a problem with the input, not a bug.
+                    self._emit([Diagnostic("error", f"cannot print as a design document: {exc}", self.filename)])
                     raise _ChunkFailed() from None
             return self._print_ir(module)
         except (_ChunkFailed, InternalError):
@@ -493,7 +515,8 @@ class Driver:
 # ---------------------------------------------------------------------- main
 
 
-def _read_input(path: str) -> tuple[str, str]:
+def read_input(path: str) -> tuple[str, str]:
+    """(text, name) of a file, or of stdin for '-'; unreadable input is a `UsageError`."""
     if path == "-":
         return sys.stdin.read(), "<stdin>"
     try:
@@ -545,7 +568,7 @@ def _run(argv: list[str] | None) -> int:
         except ImportError as exc:
             raise UsageError(f"--emit design is not available: {exc}") from None
 
-    text, filename = _read_input(args.input)
+    text, filename = read_input(args.input)
     sources = SourceManager()
     sources.add(filename, text)
     timer = Timer() if args.time_passes else None
@@ -604,7 +627,9 @@ def report_internal(exc: InternalError | BaseException, prog: str = PROG) -> Non
     if os.environ.get("IRKIT_TRACEBACK") == "1" and cause is not None:
         traceback.print_exception(cause, file=sys.stderr)
     else:
-        sys.stderr.write(f"{prog}: note: this is a bug in irkit or the pass; set IRKIT_TRACEBACK=1 to see the traceback\n")
+        sys.stderr.write(
+            f"{prog}: note: this is a bug, not a problem with the input; set IRKIT_TRACEBACK=1 to see the traceback\n"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:

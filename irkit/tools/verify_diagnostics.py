@@ -70,9 +70,7 @@ def parse_expectations(text: str, filename: str) -> tuple[list[Expectation], lis
                 target = 0
             else:
                 target = number + int(where)
-            expectations.append(
-                Expectation(m.group("sev"), m.group("msg"), filename, target, number, m.start() + 1)
-            )
+            expectations.append(Expectation(m.group("sev"), m.group("msg"), filename, target, number, m.start() + 1))
         if not found and (bad := _LOOKS_LIKE_ANNOTATION.search(line)):
             errors.append(
                 Diagnostic(
@@ -134,7 +132,11 @@ def check(
             where = "@unknown" if e.line == 0 else f"on line {e.line}"
             problems.append(
                 Diagnostic(
-                    "error", f"expected {e.severity} {where} was not produced: {{{{{e.message}}}}}", e.file, e.at_line, e.col
+                    "error",
+                    f"expected {e.severity} {where} was not produced: {{{{{e.message}}}}}",
+                    e.file,
+                    e.at_line,
+                    e.col,
                 )
             )
     return problems

@@ -178,15 +178,19 @@ def doc_item(draw) -> Tokens:
 
 @st.composite
 def sizes_item(draw, sizes: list[str]) -> Tokens:
+    # Separators (`,` or `;`) are optional, and may repeat or lead or trail.
+    separators = st.sampled_from([[","], [","], [";"], [], [",", ","], [";", ","]])
     tokens = ["sizes", "{"]
+    if draw(st.integers(0, 4)) == 0:
+        tokens += draw(separators)
     for i, name in enumerate(sizes):
         if i:
-            tokens.append(draw(st.sampled_from([",", ";"])))
+            tokens += draw(separators)
         tokens.append(name)
         if draw(st.booleans()):
             tokens += ["=", draw(st.one_of(positive_int(), signed_int(-8, 1 << 40)))]
-    if sizes and draw(st.booleans()):
-        tokens.append(draw(st.sampled_from([",", ";"])))
+    if draw(st.booleans()):
+        tokens += draw(separators)
     return [*tokens, "}"]
 
 
@@ -333,10 +337,23 @@ def hardware_block(draw, named: bool | None = None) -> Tokens:
         if kind == "field":
             items.append(draw(HW_FIELD))
             continue
-        fields = draw(st.lists(HW_FIELD, max_size=3))
+        fields = _unit_safe(draw(st.lists(HW_FIELD, max_size=3)))
         level = ["cache", draw(names)] if kind == "cache" else ["dram"]
         items.append([*level, "{", *_with_semicolons(draw, fields), "}"])
-    return [*head, "{", *_with_semicolons(draw, items), "}"]
+    return [*head, "{", *_with_semicolons(draw, _unit_safe(items)), "}"]
+
+
+def _unit_safe(items: list[Tokens]) -> list[Tokens]:
+    """Close a unit-less field with `;` when the next key starts like a unit.
+
+    The grammar's UNIT terminal wins over NAME after a number even as a
+    prefix: `size 48 B2 3` reads as `size 48 B` then `2`, an error.
+    """
+    out = [list(item) for item in items]
+    for item, nxt in zip(out, out[1:]):
+        if len(item) == 2 and item[0] not in ("cache", "dram") and nxt[0].startswith(UNITS):
+            item.append(";")
+    return out
 
 
 @st.composite
@@ -351,7 +368,9 @@ def assume_item(draw, sizes: list[str], tensors: list[str]) -> Tokens:
         elif kind == "aligned":
             entries.append(["aligned", "(", draw(tensor), ",", draw(st.sampled_from(["16", "64", "128"])), ")"])
         else:
-            entries.append(["noalias", "(", *comma_list([[t] for t in draw(st.lists(tensor, min_size=1, max_size=4))]), ")"])
+            entries.append(
+                ["noalias", "(", *comma_list([[t] for t in draw(st.lists(tensor, min_size=1, max_size=4))]), ")"]
+            )
     return ["assume", "{", *_with_semicolons(draw, entries), "}"]
 
 
@@ -409,7 +428,15 @@ def hardware_file_tokens(draw) -> Tokens:
 comment_text = st.text(st.characters(blacklist_categories=("Cc", "Cs")), max_size=12)
 
 
-_COMMENTS = ("#", "# a comment", "#no space", "# } { ; design x {", '# "not a string', "# \u00e9\u4e2d\U0001f600", "#\t#")
+_COMMENTS = (
+    "#",
+    "# a comment",
+    "#no space",
+    "# } { ; design x {",
+    '# "not a string',
+    "# \u00e9\u4e2d\U0001f600",
+    "#\t#",
+)
 _SPACES = ("\n", "\n\n  ", "\t", "\r\n", "   ", "\n    ")
 
 

@@ -50,8 +50,10 @@ builtin.module {
 
 // -----
 
-// Parse errors.
+// Parse errors are located where the parser stopped.
 builtin.module {
-  // expected-error@+1 {{Operation design.nonsense is not registered}}
-  design.nonsense
+  design.schedule "b" {
+    // expected-error@+1 {{Expected integer literal}}
+    design.split "i" by x -> "io", "ii"
+  }
 }

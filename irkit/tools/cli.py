@@ -1,0 +1,161 @@
+"""`irkit`: the user's front door.
+
+    irkit check FILE [--diagnostics-format text|json]   parse and check a document
+    irkit fmt FILE                                      print it in canonical form
+    irkit --version
+
+Subcommands are registered in `SUBCOMMANDS` (name -> function adding its
+parser); each handler takes the parsed arguments and returns an exit status.
+The conventions are `irkit-opt`'s: 0 ok, 1 a problem in the document
+(diagnostics on stderr), 2 a usage error (one line `irkit: error: ...`), 3 an
+internal error (no traceback unless `IRKIT_TRACEBACK=1`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+
+from irkit.diagnostics import Diagnostic, DiagnosticError, SourceManager, render_json, render_text
+from irkit.tools.opt import (
+    DESIGN_SUFFIXES,
+    EXIT_INPUT,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    EXIT_USAGE,
+    ArgParser,
+    InternalError,
+    UsageError,
+    read_input,
+    report_internal,
+    version_string,
+)
+
+PROG = "irkit"
+
+
+def _read_document(path: str) -> tuple[str, str]:
+    if path != "-" and not path.endswith(DESIGN_SUFFIXES):
+        raise UsageError(f"'{path}' is not a design document (expected a .design or .hw file)")
+    return read_input(path)
+
+
+def _print_diagnostics(diags: list[Diagnostic], sources: SourceManager, fmt: str) -> None:
+    if not diags:
+        return
+    if fmt == "json":
+        sys.stderr.write(render_json(diags, sources) + "\n")
+    else:
+        for diag in diags:
+            sys.stderr.write(render_text(diag, sources) + "\n")
+
+
+# ---------------------------------------------------------------- check
+
+
+def _add_check(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("check", help="parse and check a design document")
+    p.add_argument("file", metavar="FILE", help=".design or .hw file ('-' = stdin)")
+    p.add_argument("--diagnostics-format", choices=("text", "json"), default="text", help="how diagnostics are printed")
+    p.set_defaults(handler=_check)
+
+
+def _check(args: argparse.Namespace) -> int:
+    from irkit.frontend import parse_design
+
+    text, name = _read_document(args.file)
+    sources = SourceManager()
+    sources.add(name, text)
+    diags: list[Diagnostic] = []
+    try:
+        parse_design(text, name, warnings=diags)
+    except DiagnosticError as exc:
+        diags = exc.diagnostics
+    except Exception as exc:
+        raise InternalError(f"internal error in the design frontend: {type(exc).__name__}: {exc}", exc) from exc
+    _print_diagnostics(diags, sources, args.diagnostics_format)
+    if any(d.severity == "error" for d in diags):
+        return EXIT_INPUT
+    warnings = sum(d.severity == "warning" for d in diags)
+    suffix = f" ({warnings} warning{'s' if warnings != 1 else ''})" if warnings else ""
+    sys.stdout.write(f"{name}: ok{suffix}\n")
+    return EXIT_OK
+
+
+# ------------------------------------------------------------------ fmt
+
+
+def _add_fmt(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("fmt", help="print a design document in canonical form")
+    p.add_argument("file", metavar="FILE", help=".design or .hw file ('-' = stdin)")
+    p.set_defaults(handler=_fmt)
+
+
+def _fmt(args: argparse.Namespace) -> int:
+    from irkit.frontend import parse_design
+
+    try:
+        from irkit.backends.design_text import print_design
+    except ImportError as exc:
+        raise UsageError(f"fmt is not available: {exc}") from None
+    text, name = _read_document(args.file)
+    sources = SourceManager()
+    sources.add(name, text)
+    try:
+        # Formatting needs a well-formed document, not a semantically valid one.
+        module = parse_design(text, name, check=False)
+    except DiagnosticError as exc:
+        _print_diagnostics(exc.diagnostics, sources, "text")
+        return EXIT_INPUT if any(d.severity == "error" for d in exc.diagnostics) else EXIT_OK
+    except Exception as exc:
+        raise InternalError(f"internal error in the design frontend: {type(exc).__name__}: {exc}", exc) from exc
+    try:
+        sys.stdout.write(print_design(module))
+    except Exception as exc:
+        raise InternalError(f"internal error in the design printer: {type(exc).__name__}: {exc}", exc) from exc
+    return EXIT_OK
+
+
+SUBCOMMANDS: dict[str, Callable[[argparse._SubParsersAction], None]] = {
+    "check": _add_check,
+    "fmt": _add_fmt,
+}
+
+
+def build_arg_parser() -> argparse.ArgumentParser:
+    parser = ArgParser(prog=PROG, description="Design documents for compute kernels: check, format, compile, run.")
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=ArgParser)
+    for add in SUBCOMMANDS.values():
+        add(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run irkit; returns the exit status (the console script exits with it)."""
+    try:
+        parser = build_arg_parser()
+        args = parser.parse_args(argv)
+        if args.version:
+            sys.stdout.write(f"{PROG} {version_string()}\n")
+            return EXIT_OK
+        if args.command is None:
+            raise UsageError(f"a command is required ({', '.join(SUBCOMMANDS)}); see 'irkit --help'")
+        return args.handler(args)
+    except UsageError as exc:
+        sys.stderr.write(f"{PROG}: error: {exc}\n")
+        return EXIT_USAGE
+    except SystemExit as exc:  # --help
+        return exc.code if isinstance(exc.code, int) else EXIT_OK
+    except BrokenPipeError:
+        return EXIT_OK
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # InternalError and anything unforeseen
+        report_internal(exc, PROG)
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":
+    sys.exit(main())
