@@ -168,7 +168,7 @@ class DesignChecker:
         stage = Stage(op, target)
         ok = self.writable(target, op)
         lhs_vars = self.lhs_indices(op)
-        stage.loops = list(lhs_vars)
+        stage.loops = [v for v in lhs_vars if v is not None]
         # Extents of each loop variable: a left index ranges over the output's
         # dimension; a reduction index over the dimensions it indexes directly.
         extents: dict[str, list[tuple[Expr, str, Operation]]] = {}

@@ -65,6 +65,15 @@ class DesignBuilder:
         op.location = self.loc(node)
         return op
 
+    def int_(self, tok: Token, bits: int = 64) -> int:
+        """An integer token, reported (and replaced by 1) if it does not fit `bits` bits."""
+        value = int(tok)
+        limit = 1 << (bits - 1)
+        if not -limit <= value < limit:
+            self.report(f"integer {tok} does not fit in {bits} bits", tok)
+            return 1
+        return value
+
     def report(self, message: str, node: Tree | Token) -> None:
         loc = self.loc(node)
         self.diagnostics.append(error(message, self.filename, loc.line.data, loc.column.data))
@@ -92,7 +101,7 @@ class DesignBuilder:
     def item(self, node: Tree) -> list[Operation]:
         kind = node.data
         if kind == "doc":
-            return [self.located(d.DocOp(json.loads(str(node.children[0]))), node)]
+            return [self.located(d.DocOp(json.loads(str(node.children[0]), strict=False)), node)]
         if kind == "sizes":
             return [self.size(s) for s in node.children if isinstance(s, Tree)]
         if kind == "tensor":
@@ -117,7 +126,7 @@ class DesignBuilder:
 
     def size(self, node: Tree) -> Operation:
         name, default = node.children
-        return self.located(d.SizeOp(str(name), None if default is None else int(default)), node)
+        return self.located(d.SizeOp(str(name), None if default is None else self.int_(default)), node)
 
     def tensor(self, node: Tree) -> Operation:
         name, dtype, *dims, role = node.children
@@ -200,7 +209,7 @@ class DesignBuilder:
             if not text.lstrip("-").isdigit():
                 self.report(f"constant {text} is not an integer, but this statement computes i32", tok)
                 return self.zero(block, etype, tok)
-            attr = IntegerAttr(int(text), etype)  # type: ignore[arg-type]
+            attr = IntegerAttr(self.int_(tok, 32), etype)  # type: ignore[arg-type]
         op = self.located(arith.ConstantOp(attr), tok)
         block.add_op(op)
         return op.results[0]
@@ -249,10 +258,10 @@ class DesignBuilder:
 
     def param(self, node: Tree) -> Attribute:
         if node.data == "p_int":
-            return IntegerAttr(int(node.children[0]), i64)
+            return IntegerAttr(self.int_(node.children[0]), i64)
         if node.data == "p_name":
             return StringAttr(str(node.children[0]))
-        return ArrayAttr([IntegerAttr(int(v), i64) for v in node.children if v is not None])
+        return ArrayAttr([IntegerAttr(self.int_(v), i64) for v in node.children if v is not None])
 
     # --- layout, schedule ----------------------------------------------------
 
@@ -263,9 +272,9 @@ class DesignBuilder:
         if kind is not None:
             kind_name = kind.data
             if kind_name == "order":
-                order = [int(v) for v in kind.children]
+                order = [self.int_(v) for v in kind.children]
         return self.located(
-            d.LayoutOp(str(name), kind_name, order, None if align is None else int(align)),
+            d.LayoutOp(str(name), kind_name, order, None if align is None else self.int_(align)),
             node,
         )
 
@@ -278,10 +287,10 @@ class DesignBuilder:
         kind, ch = node.data, node.children
         if kind == "split":
             loop, factor, outer, inner = ch
-            op: Operation = d.SplitOp(str(loop), int(factor), str(outer or f"{loop}o"), str(inner or f"{loop}i"))
+            op: Operation = d.SplitOp(str(loop), self.int_(factor), str(outer or f"{loop}o"), str(inner or f"{loop}i"))
         elif kind == "tile":
             loops = [str(t) for t in ch[0].children]
-            factors = [int(t) for t in ch[1].children]
+            factors = [self.int_(t) for t in ch[1].children]
             if ch[2] is None:
                 outer, inner = [f"{v}o" for v in loops], [f"{v}i" for v in loops]
             else:
@@ -300,9 +309,9 @@ class DesignBuilder:
         elif kind == "parallel":
             op = d.ParallelOp(str(ch[0]))
         elif kind == "vectorize":
-            op = d.VectorizeOp(str(ch[0]), None if ch[1] is None else int(ch[1]))
+            op = d.VectorizeOp(str(ch[0]), None if ch[1] is None else self.int_(ch[1]))
         elif kind == "unroll":
-            op = d.UnrollOp(str(ch[0]), int(ch[1]))
+            op = d.UnrollOp(str(ch[0]), self.int_(ch[1]))
         elif kind == "compute_at":
             op = d.ComputeAtOp(str(ch[0]), str(ch[1]))
         elif kind == "compute_root":
@@ -342,9 +351,9 @@ class DesignBuilder:
             size, divisor, rest = ch
             if int(rest) != 0:
                 self.report(f"only divisibility can be assumed: write {size} % {divisor} == 0", rest)
-            op: Operation = d.AssumeDivisibleOp(str(size), int(divisor))
+            op: Operation = d.AssumeDivisibleOp(str(size), self.int_(divisor))
         elif node.data == "aligned":
-            op = d.AssumeAlignedOp(str(ch[0]), int(ch[1]))
+            op = d.AssumeAlignedOp(str(ch[0]), self.int_(ch[1]))
         else:
             op = d.AssumeNoAliasOp([str(t) for t in ch])
         return self.located(op, node)

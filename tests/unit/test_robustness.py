@@ -126,7 +126,7 @@ def test_opt_exits_0_or_1_on_mutated_documents(text, options):
     assert status in (0, 1), stderr
 
 
-# --- known crashes (reported; remove the marker when fixed) ---------------------------------------------
+# --- inputs that once crashed the frontend; each must now be a diagnostic ------------------------------
 
 KNOWN_CRASHES = {
     # IntegerAttr refuses a value out of range: the builder should report it.
@@ -135,15 +135,20 @@ KNOWN_CRASHES = {
     "split factor beyond i64": "design x { schedule A { split i by 99999999999999999999 } }",
     "layout order beyond i64": "design x { layout { A : order(99999999999999999999) } }",
     "named-op parameter beyond i64": "design x { O = conv2d(I, W, stride = 99999999999999999999) }",
-    # STRING admits a raw tab; json.loads (strict) refuses control characters.
-    "raw tab in a doc string": 'design x { doc "a\tb" }',
     # A left-hand index that is not a plain variable leaves None among the
     # stage's loops; the unknown-loop message then joins them (schedule.py).
     "unknown loop, non-variable lhs index": "design A { tensor T : f32[N] output T[i + 1] = 1 schedule T { parallel q } }",
 }
 
 
-@pytest.mark.xfail(strict=True, reason="frontend crash, reported to the lead")
 @pytest.mark.parametrize("text", KNOWN_CRASHES.values(), ids=KNOWN_CRASHES.keys())
-def test_known_crashes(text):
-    parse_or_diagnose(text)
+def test_former_crashes_are_diagnosed(text):
+    with pytest.raises(DiagnosticError) as info:
+        parse_design(text, "fuzz.design")
+    assert all(diag.line > 0 for diag in info.value.diagnostics)
+
+
+def test_raw_tab_in_a_doc_string_is_kept():
+    module = parse_design('design x { doc "a\tb" }', "tab.design")
+    (doc,) = [op for op in module.walk() if op.name == "design.doc"]
+    assert doc.text.data == "a\tb"
