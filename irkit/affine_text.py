@@ -186,3 +186,29 @@ def is_affine(node: Expr) -> bool:
     if node.op in ("/", "%"):
         return not names_in(node.rhs)
     return True
+
+
+def to_affine_expr(node: Expr, env: Mapping[str, object]):
+    """The xDSL `AffineExpr` of `node`, with names bound by `env` to affine expressions.
+
+    Raises `AffineTextError` for products of two names (not affine).
+    """
+    from xdsl.ir.affine import AffineExpr
+
+    if isinstance(node, Var):
+        return env[node.name]
+    if isinstance(node, Const):
+        return AffineExpr.constant(node.value)
+    a, b = to_affine_expr(node.lhs, env), to_affine_expr(node.rhs, env)
+    try:
+        if node.op == "+":
+            return a + b
+        if node.op == "-":
+            return a - b
+        if node.op == "*":
+            return a * b
+        if node.op == "/":
+            return a // b
+        return a % b
+    except NotImplementedError as err:
+        raise AffineTextError(f"'{format_affine(node)}' is not affine: {err}") from None

@@ -8,9 +8,26 @@ from xdsl.dialects.builtin import Builtin
 from xdsl.dialects.func import Func
 from xdsl.dialects.math import Math
 
-from irkit.dialects.design import Design
+def _design():
+    from irkit.dialects.design import Design
 
-IRKIT_DIALECTS = {"design": lambda: Design}
+    return Design
+
+
+def _tensorop():
+    from irkit.dialects.tensorop import TensorOp
+
+    return TensorOp
+
+
+def _loop():
+    from irkit.dialects.loop import Loop
+
+    return Loop
+
+
+# Lazy factories, shared with the xDSL plugin universe (`irkit.universe`).
+IRKIT_DIALECTS = {"design": _design, "tensorop": _tensorop, "loop": _loop}
 
 
 def make_context() -> Context:

@@ -51,6 +51,16 @@ class NamedOpSpec:
     # The names of the loops a schedule refers to, from the result rank and
     # the parameter values: result dimensions first, then reductions.
     loops_fn: Callable[[int, dict[str, object]], list[str]] | None = None
+    # The extent of each loop (in `loops` order) from the operand shapes.
+    domain_fn: Callable[[list[list[Expr]], dict[str, object]], list[Expr]] | None = None
+
+    def domain(self, shapes: list[list[Expr]], params: dict[str, Attribute]) -> list[Expr]:
+        """Loop extents from operand shapes; by default the result's dimensions."""
+        values = self.values(params)
+        if self.domain_fn is not None:
+            return self.domain_fn(shapes, values)
+        result, _ = self.shape_fn(shapes, values)
+        return result
 
     def loops(self, result_rank: int, params: dict[str, Attribute]) -> list[str]:
         """Loop names of this operation's nest, for schedules."""
@@ -172,6 +182,13 @@ def _generic_loops(rank: int) -> list[str]:
     return list("ijklmnop"[:rank]) if rank <= 8 else [f"d{i}" for i in range(rank)]
 
 
+def _conv_domain(shapes: list[list[Expr]], p: dict[str, object]) -> list[Expr]:
+    (out, _), inp, wt = _conv2d(shapes, p), shapes[0], shapes[1]
+    if p["layout"] == "nchw":  # n, f, y, x, c, r, s
+        return [inp[0], wt[0], out[2], out[3], inp[1], wt[2], wt[3]]
+    return [inp[0], out[1], out[2], wt[3], wt[0], wt[1], inp[3]]  # n, y, x, f, r, s, c
+
+
 def _conv_loops(_rank: int, p: dict[str, object]) -> list[str]:
     if p["layout"] == "nchw":
         return ["n", "f", "y", "x", "c", "r", "s"]
@@ -182,7 +199,13 @@ NAMED_OPS: dict[str, NamedOpSpec] = {
     spec.name: spec
     for spec in (
         NamedOpSpec(
-            "matmul", 2, "C[i, j] = sum_k A[i, k] * B[k, j]", _matmul, ranks=(2, 2), loops_fn=lambda r, p: ["i", "j", "k"]
+            "matmul",
+            2,
+            "C[i, j] = sum_k A[i, k] * B[k, j]",
+            _matmul,
+            ranks=(2, 2),
+            loops_fn=lambda r, p: ["i", "j", "k"],
+            domain_fn=lambda s, p: [s[0][0], s[1][1], s[0][1]],
         ),
         NamedOpSpec(
             "batch_matmul",
@@ -191,6 +214,7 @@ NAMED_OPS: dict[str, NamedOpSpec] = {
             _batch_matmul,
             ranks=(3, 3),
             loops_fn=lambda r, p: ["b", "i", "j", "k"],
+            domain_fn=lambda s, p: [s[0][0], s[0][1], s[1][2], s[0][2]],
         ),
         NamedOpSpec(
             "conv2d",
@@ -204,6 +228,7 @@ NAMED_OPS: dict[str, NamedOpSpec] = {
             },
             ranks=(4, 4),
             loops_fn=_conv_loops,
+            domain_fn=_conv_domain,
         ),
         NamedOpSpec(
             "softmax",

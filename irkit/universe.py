@@ -8,18 +8,9 @@ value is a zero-argument factory that imports on first use, so a stock
 
 from __future__ import annotations
 
-from xdsl.ir import Dialect
 from xdsl.universe import Universe
 
+from irkit.context import IRKIT_DIALECTS
 from irkit.passes.registry import IRKIT_PASSES
 
-
-def _design_dialect() -> Dialect:
-    from irkit.dialects.design import Design
-
-    return Design
-
-
-IRKIT_DIALECT_FACTORIES = {"design": _design_dialect}
-
-IRKIT_UNIVERSE = Universe(all_dialects=IRKIT_DIALECT_FACTORIES, all_passes=IRKIT_PASSES)
+IRKIT_UNIVERSE = Universe(all_dialects=IRKIT_DIALECTS, all_passes=IRKIT_PASSES)

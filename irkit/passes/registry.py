@@ -19,8 +19,15 @@ def _check_design() -> type[ModulePass]:
     return CheckDesignPass
 
 
+def _lower_design() -> type[ModulePass]:
+    from irkit.passes.lower_design import LowerDesignPass
+
+    return LowerDesignPass
+
+
 IRKIT_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "check-design": _check_design,
+    "lower-design": _lower_design,
 }
 
 

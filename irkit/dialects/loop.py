@@ -1,0 +1,326 @@
+"""The `loop` dialect: how a kernel runs, as affine loop nests.
+
+- `loop.for %i = LB(ops) to UB(ops) step S {facts} { body }`: the lower
+  bound is the maximum of the results of the affine map LB applied to its
+  operands, the upper bound (exclusive) the minimum of UB's results, so
+  tails of tiled loops are `min(io + 64, M)`.  Operands are outer loop
+  variables and kernel sizes, all as map dimensions.  Schedule facts are
+  properties: the document's loop name and stage, `parallel`, `vector`
+  width, `unroll` factor, and `origin` ("file:line:col" of the directive
+  that made the loop).
+- `loop.load` / `loop.store`: one element, at an affine map of index values.
+- `loop.alloc` / `loop.free`: temporaries, shape a map over size operands.
+- Scalar math is `arith`/`math`.
+
+A kernel is a `func.func` (see `irkit.kernel_abi`) whose body holds these
+ops.  Verifiers check map arity against operands and buffer rank, positive
+steps, widths and factors, and that a parallel loop does not make two of
+its iterations write the same element (every store outside a buffer
+private to the iteration must depend on the loop variable).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import (
+    AffineMapAttr,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    StringAttr,
+    UnitAttr,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
+from xdsl.ir.affine import AffineMap
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    IRDLOperation,
+    ParsePropInAttrDict,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.parser import Parser, UnresolvedOperand
+from xdsl.printer import Printer
+from xdsl.traits import NoTerminator
+from xdsl.utils.exceptions import VerifyException
+
+# Properties of loop.for that print in its attribute dictionary.
+_FACTS = ("loop_name", "stage", "parallel", "vector", "unroll", "origin")
+
+
+def _check_map(what: str, amap: AffineMap, n_operands: int) -> None:
+    if amap.num_symbols != 0 or amap.num_dims != n_operands:
+        raise VerifyException(f"{what} map {amap} must have one dimension per operand ({n_operands}) and no symbols")
+    if not amap.results:
+        raise VerifyException(f"{what} map {amap} has no results")
+
+
+@irdl_op_definition
+class ForOp(IRDLOperation):
+    name = "loop.for"
+    lower_operands = var_operand_def(IndexType)
+    upper_operands = var_operand_def(IndexType)
+    lower = prop_def(AffineMapAttr)
+    upper = prop_def(AffineMapAttr)
+    step = prop_def(IntegerAttr)
+    loop_name = prop_def(StringAttr)
+    stage = opt_prop_def(StringAttr)
+    parallel = opt_prop_def(UnitAttr)
+    vector = opt_prop_def(IntegerAttr)
+    unroll = opt_prop_def(IntegerAttr)
+    origin = opt_prop_def(StringAttr)
+    body = region_def("single_block")
+    traits = traits_def(NoTerminator())
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    def __init__(
+        self,
+        lower: AffineMap,
+        lower_operands: Sequence[SSAValue],
+        upper: AffineMap,
+        upper_operands: Sequence[SSAValue],
+        step: int,
+        loop_name: str,
+        body: Region | None = None,
+        *,
+        stage: str | None = None,
+        parallel: bool = False,
+        vector: int | None = None,
+        unroll: int | None = None,
+        origin: str | None = None,
+    ):
+        props: dict[str, Attribute] = {
+            "lower": AffineMapAttr(lower),
+            "upper": AffineMapAttr(upper),
+            "step": IntegerAttr(step, i64),
+            "loop_name": StringAttr(loop_name),
+        }
+        if stage is not None:
+            props["stage"] = StringAttr(stage)
+        if parallel:
+            props["parallel"] = UnitAttr()
+        if vector is not None:
+            props["vector"] = IntegerAttr(vector, i64)
+        if unroll is not None:
+            props["unroll"] = IntegerAttr(unroll, i64)
+        if origin is not None:
+            props["origin"] = StringAttr(origin)
+        if body is None:
+            body = Region(Block(arg_types=[IndexType()]))
+        super().__init__(
+            operands=[list(lower_operands), list(upper_operands)],
+            properties=props,
+            regions=[body],
+        )
+
+    @property
+    def induction_var(self) -> SSAValue:
+        return self.body.block.args[0]
+
+    @property
+    def step_value(self) -> int:
+        return self.step.value.data
+
+    def verify_(self) -> None:
+        _check_map("lower bound", self.lower.data, len(self.lower_operands))
+        _check_map("upper bound", self.upper.data, len(self.upper_operands))
+        if self.step_value <= 0:
+            raise VerifyException(f"loop '{self.loop_name.data}': step must be positive, got {self.step_value}")
+        for fact in ("vector", "unroll"):
+            attr = getattr(self, fact)
+            if attr is not None and attr.value.data <= 0:
+                raise VerifyException(f"loop '{self.loop_name.data}': {fact} must be positive, got {attr.value.data}")
+        block = self.body.block
+        if len(block.args) != 1 or not isinstance(block.args[0].type, IndexType):
+            raise VerifyException("loop body must have one index argument, the induction variable")
+        if self.parallel is not None:
+            self.verify_no_write_conflict()
+
+    def verify_no_write_conflict(self) -> None:
+        """Two iterations of a parallel loop must not store to the same element."""
+        iv = self.induction_var
+        private = {op.results[0] for op in self.walk() if isinstance(op, AllocOp)}
+        for op in self.walk():
+            if not isinstance(op, StoreOp) or op.memref in private:
+                continue
+            if not store_depends_on(op, iv):
+                raise VerifyException(
+                    f"loop '{self.loop_name.data}' is parallel, but a store to a buffer it does not own does not "
+                    "depend on its induction variable: two iterations would write the same element"
+                )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_ssa_value(self.induction_var)
+        printer.print_string(" = ")
+        _print_bound(printer, self.lower, self.lower_operands)
+        printer.print_string(" to ")
+        _print_bound(printer, self.upper, self.upper_operands)
+        printer.print_string(f" step {self.step_value}")
+        facts = {k: v for k, v in self.properties.items() if k in _FACTS}
+        printer.print_op_attributes(facts)
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=False, print_empty_block=False)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ForOp:
+        iv = parser.parse_argument(expect_type=False)
+        parser.parse_punctuation("=")
+        lower, lower_ops = _parse_bound(parser)
+        parser.parse_keyword("to")
+        upper, upper_ops = _parse_bound(parser)
+        parser.parse_keyword("step")
+        step = parser.parse_integer()
+        facts = parser.parse_optional_attr_dict()
+        body = parser.parse_region((iv.resolve(IndexType()),))
+        op = cls(lower, lower_ops, upper, upper_ops, step, "", body)
+        for key, value in facts.items():
+            if key in _FACTS:
+                op.properties[key] = value
+            else:
+                op.attributes[key] = value
+        return op
+
+
+def _print_bound(printer: Printer, amap: AffineMapAttr, operands: Sequence[SSAValue]) -> None:
+    printer.print_attribute(amap)
+    printer.print_string("(")
+    printer.print_list(operands, printer.print_ssa_value)
+    printer.print_string(")")
+
+
+def _parse_bound(parser: Parser) -> tuple[AffineMap, list[SSAValue]]:
+    attr = parser.parse_attribute()
+    if not isinstance(attr, AffineMapAttr):
+        parser.raise_error("expected an affine map for a loop bound")
+    unresolved: list[UnresolvedOperand] = parser.parse_comma_separated_list(
+        Parser.Delimiter.PAREN, parser.parse_unresolved_operand
+    )
+    return attr.data, [parser.resolve_operand(u, IndexType()) for u in unresolved]
+
+
+def store_depends_on(store: StoreOp, iv: SSAValue) -> bool:
+    """True if the stored element's address uses `iv` (directly as a map operand)."""
+    amap = store.map.data
+    for pos, value in enumerate(store.indices):
+        if value is iv and any(result.used_dims() & {pos} for result in amap.results):
+            return True
+    return False
+
+
+@irdl_op_definition
+class LoadOp(IRDLOperation):
+    """One element: `%v = loop.load %A[map](%i, %j) : memref<?x?xf32> -> f32`."""
+
+    name = "loop.load"
+    memref = operand_def(MemRefType)
+    indices = var_operand_def(IndexType)
+    map = prop_def(AffineMapAttr)
+    result = result_def()
+    assembly_format = "$memref `[` $map `]` `(` $indices `)` attr-dict `:` type($memref) `->` type($result)"
+
+    def __init__(self, memref: SSAValue, amap: AffineMap, indices: Sequence[SSAValue]):
+        assert isinstance(memref.type, MemRefType)
+        super().__init__(
+            operands=[memref, list(indices)],
+            properties={"map": AffineMapAttr(amap)},
+            result_types=[memref.type.element_type],
+        )
+
+    def verify_(self) -> None:
+        _verify_access(self.map.data, self.indices, self.memref)
+        if self.result.type != self.memref.type.element_type:
+            raise VerifyException("load result type must be the buffer's element type")
+
+
+@irdl_op_definition
+class StoreOp(IRDLOperation):
+    """`loop.store %v, %A[map](%i, %j) : f32, memref<?x?xf32>`."""
+
+    name = "loop.store"
+    value = operand_def()
+    memref = operand_def(MemRefType)
+    indices = var_operand_def(IndexType)
+    map = prop_def(AffineMapAttr)
+    assembly_format = (
+        "$value `,` $memref `[` $map `]` `(` $indices `)` attr-dict `:` type($value) `,` type($memref)"
+    )
+
+    def __init__(self, value: SSAValue, memref: SSAValue, amap: AffineMap, indices: Sequence[SSAValue]):
+        super().__init__(operands=[value, memref, list(indices)], properties={"map": AffineMapAttr(amap)})
+
+    def verify_(self) -> None:
+        _verify_access(self.map.data, self.indices, self.memref)
+        if self.value.type != self.memref.type.element_type:
+            raise VerifyException("stored value type must be the buffer's element type")
+
+
+def _verify_access(amap: AffineMap, indices: Sequence[SSAValue], memref: SSAValue) -> None:
+    rank = len(memref.type.get_shape())  # type: ignore[attr-defined]
+    if amap.num_symbols != 0 or amap.num_dims != len(indices):
+        raise VerifyException(f"access map {amap} must have one dimension per index operand ({len(indices)})")
+    if len(amap.results) != rank:
+        raise VerifyException(f"access map {amap} gives {len(amap.results)} indices for a buffer of rank {rank}")
+
+
+@irdl_op_definition
+class AllocOp(IRDLOperation):
+    """A temporary buffer: `%t = loop.alloc(%H, %W) {shape = ..., tensor_name = "bx"} : memref<?x?xf32>`."""
+
+    name = "loop.alloc"
+    sizes = var_operand_def(IndexType)
+    tensor_name = prop_def(StringAttr)
+    shape = prop_def(AffineMapAttr)
+    align = opt_prop_def(IntegerAttr)
+    result = result_def(MemRefType)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "`(` $sizes `)` attr-dict `:` type($result)"
+
+    def __init__(
+        self, sizes: Sequence[SSAValue], name: str, shape: AffineMap, result_type: MemRefType, align: int | None = None
+    ):
+        props: dict[str, Attribute] = {"tensor_name": StringAttr(name), "shape": AffineMapAttr(shape)}
+        if align is not None:
+            props["align"] = IntegerAttr(align, i64)
+        super().__init__(operands=[list(sizes)], properties=props, result_types=[result_type])
+
+    def verify_(self) -> None:
+        shape = self.shape.data
+        if shape.num_dims != 0 or shape.num_symbols != len(self.sizes):
+            raise VerifyException("shape must be a map ()[s0, ...] over the size operands")
+        if len(shape.results) != len(self.result.type.get_shape()):
+            raise VerifyException("shape and buffer rank differ")
+
+
+@irdl_op_definition
+class FreeOp(IRDLOperation):
+    """Release a temporary: `loop.free %t : memref<?x?xf32>`."""
+
+    name = "loop.free"
+    memref = operand_def(MemRefType)
+    assembly_format = "$memref attr-dict `:` type($memref)"
+
+    def __init__(self, memref: SSAValue):
+        super().__init__(operands=[memref])
+
+
+def enclosing_loops(op: Operation) -> list[ForOp]:
+    """The loops around `op`, outermost first."""
+    loops: list[ForOp] = []
+    parent = op.parent_op()
+    while parent is not None:
+        if isinstance(parent, ForOp):
+            loops.append(parent)
+        parent = parent.parent_op()
+    return list(reversed(loops))
+
+
+Loop = Dialect("loop", [ForOp, LoadOp, StoreOp, AllocOp, FreeOp], [])

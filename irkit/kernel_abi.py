@@ -1,0 +1,161 @@
+"""How a kernel looks as a `func.func`, at the tensorop and loop levels.
+
+The arguments are the symbolic sizes (`index`, in document order), then
+the input and output tensors (`memref<?x...xT>`, in declaration order);
+temporaries are allocated inside.  Argument attributes carry what the
+types cannot:
+
+- sizes: `irkit.name` and, when the document gives one, `irkit.default`;
+- tensors: `irkit.name`, `irkit.role` (input | output), `irkit.shape` (an
+  affine map `()[s0, ...] -> (...)` over the sizes, in argument order) and
+  optionally `irkit.align` (bytes).
+
+Function attributes carry the rest of the document, not yet applied:
+`irkit.hardware` (a dictionary of the inline block in base units, or the
+name of a description), `irkit.assume` and `irkit.metric`.
+
+The C backend, the numpy oracle and the lowering passes all read kernels
+through this module, so the convention lives in one place.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    AffineMapAttr,
+    ArrayAttr,
+    DictionaryAttr,
+    Float32Type,
+    Float64Type,
+    IndexType,
+    IntegerAttr,
+    DYNAMIC_INDEX,
+    IntegerType,
+    MemRefType,
+    NoneAttr,
+    StringAttr,
+    i64,
+)
+from xdsl.ir import Attribute, BlockArgument
+from xdsl.ir.affine import AffineExpr, AffineMap
+
+NAME = "irkit.name"
+ROLE = "irkit.role"
+SHAPE = "irkit.shape"
+ALIGN = "irkit.align"
+DEFAULT = "irkit.default"
+
+DTYPE_OF = {"f32": Float32Type(), "f64": Float64Type(), "i32": IntegerType(32)}
+
+
+def dtype_name(t: Attribute) -> str:
+    for name, typ in DTYPE_OF.items():
+        if t == typ:
+            return name
+    raise ValueError(f"unsupported element type {t}")
+
+
+@dataclass
+class SizeArg:
+    name: str
+    default: int | None
+    value: BlockArgument
+
+
+@dataclass
+class TensorArg:
+    name: str
+    role: str
+    shape: AffineMap  # ()[sizes...] -> (dims...)
+    align: int | None
+    value: BlockArgument
+
+    @property
+    def memref(self) -> MemRefType:
+        assert isinstance(self.value.type, MemRefType)
+        return self.value.type
+
+    @property
+    def dtype(self) -> str:
+        return dtype_name(self.memref.element_type)
+
+    @property
+    def order(self) -> list[int]:
+        """Storage order, outermost dimension first (identity when row-major)."""
+        return layout_order(self.memref)
+
+
+def layout_order(t: MemRefType) -> list[int]:
+    """The dimension order a memref's layout gives, outermost first."""
+    rank = len(t.get_shape())
+    layout = t.layout
+    if isinstance(layout, AffineMapAttr):
+        return [r.position for r in layout.data.results]  # type: ignore[attr-defined]
+    return list(range(rank))
+
+
+def memref_type(dtype: str, rank: int, order: list[int] | None = None) -> MemRefType:
+    """`memref<?x...xT>`, with a permutation layout unless `order` is row-major."""
+    layout: Attribute = NoneAttr()
+    if order is not None and order != list(range(rank)):
+        layout = AffineMapAttr(permutation_map(order))
+    return MemRefType(DTYPE_OF[dtype], [DYNAMIC_INDEX] * rank, layout)
+
+
+def permutation_map(order: list[int]) -> AffineMap:
+    """`(d0, ..., dn) -> (d_order[0], ...)`: MLIR's layout map for a storage order."""
+    return AffineMap(len(order), 0, tuple(AffineExpr.dimension(d) for d in order))
+
+
+def size_attrs(name: str, default: int | None) -> DictionaryAttr:
+    attrs: dict[str, Attribute] = {NAME: StringAttr(name)}
+    if default is not None:
+        attrs[DEFAULT] = IntegerAttr(default, i64)
+    return DictionaryAttr(attrs)
+
+
+def tensor_attrs(name: str, role: str, shape: AffineMap, align: int | None) -> DictionaryAttr:
+    attrs: dict[str, Attribute] = {NAME: StringAttr(name), ROLE: StringAttr(role), SHAPE: AffineMapAttr(shape)}
+    if align is not None:
+        attrs[ALIGN] = IntegerAttr(align, i64)
+    return DictionaryAttr(attrs)
+
+
+def kernel_args(kernel: func.FuncOp) -> tuple[list[SizeArg], list[TensorArg]]:
+    """The sizes and tensors of a kernel function, from its argument attributes."""
+    sizes: list[SizeArg] = []
+    tensors: list[TensorArg] = []
+    attrs = kernel.arg_attrs.data if kernel.arg_attrs is not None else []
+    for arg, dattr in zip(kernel.body.block.args, attrs):
+        d = dattr.data
+        name = d[NAME].data  # type: ignore[attr-defined]
+        if isinstance(arg.type, IndexType):
+            default = d[DEFAULT].value.data if DEFAULT in d else None  # type: ignore[attr-defined]
+            sizes.append(SizeArg(name, default, arg))
+        else:
+            align = d[ALIGN].value.data if ALIGN in d else None  # type: ignore[attr-defined]
+            tensors.append(TensorArg(name, d[ROLE].data, d[SHAPE].data, align, arg))  # type: ignore[attr-defined]
+    return sizes, tensors
+
+
+def find_kernels(module) -> list[func.FuncOp]:
+    return [op for op in module.body.block.ops if isinstance(op, func.FuncOp)]
+
+
+def kernel_function(name: str, sizes: list[tuple[str, int | None]], tensors: list[tuple[str, str, str, AffineMap, list[int] | None, int | None]]) -> func.FuncOp:
+    """An empty kernel `func.func` (body without terminator) for the given sizes and tensors.
+
+    `tensors` rows are (name, dtype, role, shape map, storage order or None, align or None).
+    """
+    types: list[Attribute] = [IndexType()] * len(sizes)
+    attrs = [size_attrs(n, dflt) for n, dflt in sizes]
+    for tname, dtype, role, shape, order, align in tensors:
+        types.append(memref_type(dtype, len(shape.results), order))
+        attrs.append(tensor_attrs(tname, role, shape, align))
+    kernel = func.FuncOp(name, (types, []), arg_attrs=ArrayAttr(attrs))
+    names = [n for n, _ in sizes] + [t[0] for t in tensors]
+    for arg, arg_name in zip(kernel.body.block.args, names):
+        arg.name_hint = arg_name  # readable IR: %M, %A instead of %0, %3
+    return kernel
