@@ -8,6 +8,7 @@ from xdsl.dialects.builtin import Builtin
 from xdsl.dialects.func import Func
 from xdsl.dialects.math import Math
 
+
 def _design():
     from irkit.dialects.design import Design
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     AffineMapAttr,
     ArrayAttr,
     DictionaryAttr,
@@ -31,7 +32,6 @@ from xdsl.dialects.builtin import (
     Float64Type,
     IndexType,
     IntegerAttr,
-    DYNAMIC_INDEX,
     IntegerType,
     MemRefType,
     NoneAttr,

@@ -14,14 +14,15 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
-from strategies import documents, mutated, tokenize
+from strategies import documents, hardware_files, mutated, tokenize
 from xdsl.dialects.builtin import ModuleOp
 
 from irkit.diagnostics import DiagnosticError
 from irkit.frontend import parse_design
 
 ROOT = Path(__file__).parents[2]
-EXAMPLE_TOKENS = [tokenize(p.read_text()) for p in sorted((ROOT / "examples").glob("*.design"))]
+EXAMPLE_FILES = sorted((ROOT / "examples").glob("*.design")) + sorted((ROOT / "irkit" / "hw").glob("*.hw"))
+EXAMPLE_TOKENS = [tokenize(p.read_text()) for p in EXAMPLE_FILES]
 
 SETTINGS = settings(
     max_examples=200,
@@ -76,9 +77,12 @@ def test_inside_a_design_block(words):
 
 @st.composite
 def mutated_documents(draw) -> str:
-    """A generated document or an example, with a few tokens deleted, duplicated or swapped."""
-    if EXAMPLE_TOKENS and draw(st.booleans()):
+    """A generated document, `.hw` file or an example, with a few tokens deleted, duplicated or swapped."""
+    source = draw(st.integers(0, 5))
+    if source <= 1 and EXAMPLE_TOKENS:
         tokens = draw(st.sampled_from(EXAMPLE_TOKENS))
+    elif source == 2:
+        tokens = tokenize(draw(hardware_files()))
     else:
         tokens = tokenize(draw(documents()))
     return draw(mutated(tokens))
@@ -97,8 +101,8 @@ def test_mutated_documents(text):
 
 
 def test_examples_parse_before_mutation():
-    assert len(EXAMPLE_TOKENS) >= 8
-    for path in sorted((ROOT / "examples").glob("*.design")):
+    assert len([p for p in EXAMPLE_FILES if p.suffix == ".design"]) >= 8
+    for path in EXAMPLE_FILES:
         assert isinstance(parse_design(path.read_text(), path.name), ModuleOp)
 
 
@@ -135,9 +139,21 @@ KNOWN_CRASHES = {
     "split factor beyond i64": "design x { schedule A { split i by 99999999999999999999 } }",
     "layout order beyond i64": "design x { layout { A : order(99999999999999999999) } }",
     "named-op parameter beyond i64": "design x { O = conv2d(I, W, stride = 99999999999999999999) }",
+    "tile factor beyond i64": "design x { schedule A { tile i by 99999999999999999999 } }",
     # A left-hand index that is not a plain variable leaves None among the
     # stage's loops; the unknown-loop message then joins them (schedule.py).
     "unknown loop, non-variable lhs index": "design A { tensor T : f32[N] output T[i + 1] = 1 schedule T { parallel q } }",
+    "unknown loop, size as lhs index": "design x { sizes { N } tensor T : f32[N] output T[N] = 1 schedule T { parallel i } }",
+}
+
+# Still crashing when found (reported to the lead): strict, so a fix shows up
+# as XPASS, and the entry moves to KNOWN_CRASHES.
+OPEN_CRASHES = {
+    # ZeroDivisionError in checks/symbolic.py: the divisor is user input.
+    "assume divisible by zero": "design x { sizes { N = 8 } assume { N % 0 == 0 } }",
+    # OverflowError in checks/hardware.py: int(inf) in the whole-number test.
+    "infinitely many cores": "design x { hardware { cores 1e999; simd 512 bits; frequency 2 GHz"
+    " cache L1 { size 48 KiB; line 64 B; bandwidth 400 GB/s } dram { bandwidth 20 GB/s } } }",
 }
 
 
@@ -152,3 +168,9 @@ def test_raw_tab_in_a_doc_string_is_kept():
     module = parse_design('design x { doc "a\tb" }', "tab.design")
     (doc,) = [op for op in module.walk() if op.name == "design.doc"]
     assert doc.text.data == "a\tb"
+
+
+@pytest.mark.xfail(strict=True, reason="checker crash, reported")
+@pytest.mark.parametrize("text", OPEN_CRASHES.values(), ids=OPEN_CRASHES.keys())
+def test_open_crashes(text):
+    parse_or_diagnose(text)
