@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from xdsl.dialects.builtin import FileLineColLoc
@@ -11,7 +12,9 @@ from irkit.checks.schedule import suggest
 from irkit.diagnostics import Diagnostic, DiagnosticError, at_op
 from irkit.dialects import design as d
 from irkit.hardware_files import find_hardware, search_dirs
-from irkit.units import CACHE_FIELDS, DRAM_FIELDS, FAMILY_EXAMPLES, TOP_FIELDS, UNIT_SCALE, unit_family
+from irkit.units import CACHE_FIELDS, DRAM_FIELDS, FAMILY_EXAMPLES, TOP_FIELDS, UNIT_SCALE, to_base, unit_family
+
+WHOLE_COUNTS = ("cores", "fma_units", "threads_per_core", "shared")
 
 
 def _fields(
@@ -50,10 +53,13 @@ def _fields(
             )
             continue
         value = op.value.value.data
-        if value <= 0:
+        if not math.isfinite(value):
+            diags.append(at_op("error", f"'{key}' must be a finite number, got {value:g}", op, key))
+        elif value <= 0:
             diags.append(at_op("error", f"'{key}' must be positive, got {value:g}", op, key))
-        elif family == "count" and key in ("cores", "fma_units", "threads_per_core") and value != int(value):
-            diags.append(at_op("error", f"'{key}' must be a whole number, got {value:g}", op, key))
+        elif (family in ("bits", "bytes") or key in WHOLE_COUNTS) and not to_base(value, unit).is_integer():
+            what = family if family != "count" else "units"
+            diags.append(at_op("error", f"'{key}' must be a whole number of {what}, got {value:g}", op, key))
     for key, (family, required) in table.items():
         if required and key not in seen:
             example = f"{key} <value> {FAMILY_EXAMPLES[family].split(',')[0]}" if family != "count" else f"{key} <number>"

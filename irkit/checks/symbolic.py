@@ -83,7 +83,7 @@ class Samples:
         raw += [{n: rng.randint(1, 4096) for n in names} for _ in range(12)]
         envs = []
         for env in raw:
-            envs.append({n: _round_up(v, divisors.get(n, 1)) for n, v in env.items()})
+            envs.append({n: _round_up(v, max(divisors.get(n, 1), 1)) for n, v in env.items()})
         return cls(envs)
 
 

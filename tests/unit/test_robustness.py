@@ -133,6 +133,11 @@ def test_opt_exits_0_or_1_on_mutated_documents(text, options):
 # --- inputs that once crashed the frontend; each must now be a diagnostic ------------------------------
 
 KNOWN_CRASHES = {
+    # ZeroDivisionError in checks/symbolic.py: the divisor is user input.
+    "assume divisible by zero": "design x { sizes { N = 8 } assume { N % 0 == 0 } }",
+    # OverflowError in checks/hardware.py: int(inf) in the whole-number test.
+    "infinitely many cores": "design x { hardware { cores 1e999; simd 512 bits; frequency 2 GHz"
+    " cache L1 { size 48 KiB; line 64 B; bandwidth 400 GB/s } dram { bandwidth 20 GB/s } } }",
     # IntegerAttr refuses a value out of range: the builder should report it.
     "i32 constant out of range": "design x { tensor A : i32[N] output\n A[i] = 99999999999 }",
     "size default beyond i64": "design x { sizes { M = 99999999999999999999 } }",
@@ -145,17 +150,6 @@ KNOWN_CRASHES = {
     "unknown loop, non-variable lhs index": "design A { tensor T : f32[N] output T[i + 1] = 1 schedule T { parallel q } }",
     "unknown loop, size as lhs index": "design x { sizes { N } tensor T : f32[N] output T[N] = 1 schedule T { parallel i } }",
 }
-
-# Still crashing when found (reported to the lead): strict, so a fix shows up
-# as XPASS, and the entry moves to KNOWN_CRASHES.
-OPEN_CRASHES = {
-    # ZeroDivisionError in checks/symbolic.py: the divisor is user input.
-    "assume divisible by zero": "design x { sizes { N = 8 } assume { N % 0 == 0 } }",
-    # OverflowError in checks/hardware.py: int(inf) in the whole-number test.
-    "infinitely many cores": "design x { hardware { cores 1e999; simd 512 bits; frequency 2 GHz"
-    " cache L1 { size 48 KiB; line 64 B; bandwidth 400 GB/s } dram { bandwidth 20 GB/s } } }",
-}
-
 
 @pytest.mark.parametrize("text", KNOWN_CRASHES.values(), ids=KNOWN_CRASHES.keys())
 def test_former_crashes_are_diagnosed(text):
@@ -170,7 +164,14 @@ def test_raw_tab_in_a_doc_string_is_kept():
     assert doc.text.data == "a\tb"
 
 
-@pytest.mark.xfail(strict=True, reason="checker crash, reported")
-@pytest.mark.parametrize("text", OPEN_CRASHES.values(), ids=OPEN_CRASHES.keys())
-def test_open_crashes(text):
-    parse_or_diagnose(text)
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("hardware x { size 48 Bytes 3 }", "unknown field 'Bytes'"),
+        ("hardware x { cores 2.5; simd 0.5 bits; frequency 2 GHz; cache L1 { size 48 KiB; line 0.5 B; "
+         "bandwidth 4 GB/s } dram { bandwidth 1e999 GB/s } }", "whole number"),
+    ],
+)
+def test_hardware_quantities_must_make_sense(text, message):
+    with pytest.raises(DiagnosticError, match=message):
+        parse_design(text, "x.hw")
