@@ -2,6 +2,7 @@
 
     irkit check FILE [--diagnostics-format text|json]   parse and check a document
     irkit fmt FILE                                      print it in canonical form
+    irkit run FILE [--check] [--bench] ...              compile, run, check, time (see irkit.tools.run)
     irkit --version
 
 Subcommands are registered in `SUBCOMMANDS` (name -> function adding its
@@ -16,6 +17,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 from irkit.diagnostics import Diagnostic, DiagnosticError, SourceManager, render_json, render_text
 from irkit.tools.opt import (
@@ -117,9 +119,34 @@ def _fmt(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# ------------------------------------------------------------------ run
+
+
+def _add_run(sub: argparse._SubParsersAction) -> None:
+    from irkit.tools import run
+
+    run.add_parser(sub)
+    sub.choices["run"].set_defaults(handler=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from irkit.tools import run
+
+    try:
+        return run.run(args)
+    except DiagnosticError as exc:
+        sources = SourceManager()
+        for diag in exc.diagnostics:
+            if diag.file and Path(diag.file).is_file():
+                sources.add(diag.file, Path(diag.file).read_text(errors="replace"))
+        _print_diagnostics(exc.diagnostics, sources, "json" if args.json else "text")
+        return EXIT_INPUT
+
+
 SUBCOMMANDS: dict[str, Callable[[argparse._SubParsersAction], None]] = {
     "check": _add_check,
     "fmt": _add_fmt,
+    "run": _add_run,
 }
 
 

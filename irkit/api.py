@@ -1,0 +1,172 @@
+"""The Python API: `irkit.compile(document)` gives a kernel you call with numpy arrays.
+
+    import irkit, numpy as np
+    k = irkit.compile("examples/gemm.design", sizes={"M": 256, "N": 256, "K": 256})
+    out = k(A=a, B=b)              # {"C": array}; inputs in any layout are copied to the document's
+    k.c_source                     # the generated C
+    k.ir("loop")                   # the IR at a level: design, tensorop, loop
+
+The CLI (`irkit run`) is built on this.  Every step is an xDSL pass over IR:
+the document is parsed and checked, then lowered design → tensorop → loop
+(the schedule is applied at the loop level), the loop IR becomes C, and the
+C is built once per source and flags (cached) and loaded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+
+from irkit.diagnostics import Diagnostic, DiagnosticError
+
+LEVELS = ("design", "tensorop", "loop")
+
+
+def lowering_pipeline() -> list[ModulePass]:
+    """The passes from checked design IR to loop IR, in order."""
+    from irkit.passes.lower_design import LowerDesignPass
+    from irkit.passes.lower_tensorop import LowerTensorOpPass
+
+    passes: list[ModulePass] = [LowerDesignPass(), LowerTensorOpPass()]
+    try:
+        from irkit.passes.apply_schedule import ApplySchedulePass
+    except ImportError:
+        return passes
+    return [*passes, ApplySchedulePass()]
+
+
+def read_document(path_or_text: str | Path) -> tuple[str, str]:
+    """(text, name): a path to a `.design` file, or the document text itself."""
+    if isinstance(path_or_text, Path) or (
+        isinstance(path_or_text, str) and "\n" not in path_or_text and path_or_text.endswith((".design", ".hw"))
+    ):
+        path = Path(path_or_text)
+        try:
+            return path.read_text(), str(path)
+        except OSError as exc:
+            raise DiagnosticError([Diagnostic("error", f"cannot read {path}: {exc.strerror or exc}", str(path))]) from None
+    return str(path_or_text), "<document>"
+
+
+@dataclass
+class Kernel:
+    """A compiled document: call it with numpy arrays by tensor name."""
+
+    name: str
+    levels: dict[str, ModuleOp]
+    c_source: str
+    sizes: dict[str, int] = field(default_factory=dict)
+    hardware: ModuleOp | None = None
+    _compiled: object = None
+
+    def ir(self, level: str = "loop") -> str:
+        """The IR at `level` (design, tensorop or loop), in MLIR syntax."""
+        if level not in self.levels:
+            raise ValueError(f"no IR level '{level}'; levels are: {', '.join(self.levels)}")
+        return str(self.levels[level])
+
+    @property
+    def compiled(self):
+        from irkit.backends.runner import CompiledKernel
+
+        if self._compiled is None:
+            raise RuntimeError("kernel was not built")
+        assert isinstance(self._compiled, CompiledKernel)
+        return self._compiled
+
+    def resolve_sizes(self, sizes: Mapping[str, int] | None = None) -> dict[str, int]:
+        return self.compiled.resolve_sizes({**self.sizes, **(sizes or {})})
+
+    def inputs(self) -> list[str]:
+        return [t.name for t in self.compiled.tensor_args if t.role == "input"]
+
+    def outputs(self) -> list[str]:
+        return [t.name for t in self.compiled.tensor_args if t.role == "output"]
+
+    def __call__(self, sizes: Mapping[str, int] | None = None, **arrays: np.ndarray) -> dict[str, np.ndarray]:
+        """Run on the input arrays (by tensor name); returns the outputs by name."""
+        return self.compiled.run(arrays, self.resolve_sizes(sizes))
+
+    def run_into(self, arrays: Mapping[str, np.ndarray], sizes: Mapping[str, int] | None = None) -> None:
+        """Run with every tensor given (outputs written in place); the arrays are checked strictly."""
+        self.compiled(arrays, self.resolve_sizes(sizes))
+
+    def reference(self, inputs: Mapping[str, np.ndarray], sizes: Mapping[str, int] | None = None) -> dict[str, np.ndarray]:
+        """The numpy oracle's outputs for the same inputs (from the design IR)."""
+        from irkit.reference import evaluate_design
+
+        return evaluate_design(self.levels["design"], dict(inputs), self.resolve_sizes(sizes))
+
+    def random_inputs(self, sizes: Mapping[str, int] | None = None, seed: int = 0) -> dict[str, np.ndarray]:
+        from irkit.reference import random_inputs
+
+        return random_inputs(self.levels["design"], self.resolve_sizes(sizes), seed=seed)
+
+
+def lower(module: ModuleOp) -> dict[str, ModuleOp]:
+    """The IR at each level: design (as given), tensorop, loop."""
+    from irkit.context import make_context
+    from irkit.passes.lower_design import LowerDesignPass
+
+    ctx = make_context()
+    levels = {"design": module.clone()}
+    current = module.clone()
+    passes = lowering_pipeline()
+    for i, p in enumerate(passes):
+        p.apply(ctx, current)
+        current.verify()
+        if isinstance(p, LowerDesignPass):
+            levels["tensorop"] = current.clone()
+        if i == len(passes) - 1:
+            levels["loop"] = current
+    return levels
+
+
+def compile(
+    path_or_text: str | Path,
+    sizes: Mapping[str, int] | None = None,
+    hw: str | Path | None = None,
+    cflags: list[str] | None = None,
+) -> Kernel:
+    """Parse, check, lower, generate C, build and load a design document.
+
+    `sizes` become the defaults for calls; `hw` names or points to a hardware
+    description (`.hw`) that replaces the document's own for cost modelling.
+    Raises `DiagnosticError` for any problem in the document or the build.
+    """
+    from irkit.backends.build import compile_and_load
+    from irkit.backends.c import emit_c
+    from irkit.backends.runner import CompiledKernel
+    from irkit.frontend import parse_design
+    from irkit.kernel_abi import find_kernels
+
+    text, name = read_document(path_or_text)
+    module = parse_design(text, name)
+    hardware = load_hardware(hw, name) if hw is not None else None
+    levels = lower(module)
+    source = emit_c(levels["loop"])
+    (kernel_func,) = find_kernels(levels["loop"])
+    compiled = CompiledKernel(kernel_func, compile_and_load(source, cflags))
+    kernel = Kernel(compiled.name, levels, source, dict(sizes or {}), hardware, compiled)
+    kernel.resolve_sizes()  # unknown or non-positive sizes fail here, not at the first call
+    return kernel
+
+
+def load_hardware(hw: str | Path, document: str) -> ModuleOp:
+    """A hardware description by path, or by name as `hardware NAME` finds it."""
+    from irkit.frontend import parse_design
+    from irkit.hardware_files import find_hardware, search_dirs
+
+    path = Path(hw)
+    if not path.is_file():
+        found = find_hardware(str(hw), document)
+        if found is None:
+            looked = ", ".join(str(p) for p in search_dirs(document))
+            raise DiagnosticError([Diagnostic("error", f"hardware description '{hw}' not found (looked in {looked})")])
+        path = found
+    return parse_design(path.read_text(), str(path))

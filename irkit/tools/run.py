@@ -1,0 +1,207 @@
+"""`irkit run FILE`: compile a document, run it, check it against numpy, time it.
+
+    irkit run examples/gemm.design --check --bench
+    irkit run doc.design --size M=2048 --size N=512 --inputs in.npz --outputs out.npz
+    irkit run doc.design --emit c          # print the generated C and stop
+    irkit run doc.design --check --json    # one JSON object for scripts
+
+Inputs come from `--inputs` (an `.npz` keyed by tensor name, arrays in the
+tensors' logical shapes; any memory layout) or are random (`--seed`).
+`--check` compares every output with the numpy oracle, with a tolerance
+set by the dtype and the reduction length, and fails (exit 1) on a
+mismatch.  `--bench` times the kernel alone: warm-up runs, then repeated
+runs (at least `--repeat`, and at least `--min-time` seconds), reporting
+the median, the spread and the rate (GFLOP/s, or GB/s for memory-bound
+kernels).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from irkit.diagnostics import Diagnostic, DiagnosticError
+
+# Warm-up runs before timing: the first call pays for page faults and thread start.
+WARMUP = 2
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("run", help="compile a document to C, run it, check and time it")
+    p.add_argument("file", metavar="FILE", help="the .design document")
+    p.add_argument("--size", action="append", default=[], metavar="NAME=VALUE", help="set a size (repeatable)")
+    p.add_argument("--check", action="store_true", help="compare the outputs with the numpy oracle")
+    p.add_argument("--bench", action="store_true", help="time the kernel (median of repeated runs)")
+    p.add_argument("--inputs", metavar="IN.npz", help="input arrays by tensor name (default: random)")
+    p.add_argument("--outputs", metavar="OUT.npz", help="save the outputs by tensor name")
+    p.add_argument("--emit", choices=("c", "mlir"), help="print the generated C or the loop IR and stop")
+    p.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    p.add_argument("--repeat", type=int, default=10, help="least number of timed runs (default 10)")
+    p.add_argument("--min-time", type=float, default=1.0, help="least total timed seconds (default 1.0)")
+    p.add_argument("--cflags", help="C compiler flags replacing the defaults, e.g. '-O2 -fopenmp'")
+
+
+def parse_sizes(items: list[str]) -> dict[str, int]:
+    from irkit.tools.opt import UsageError
+
+    sizes: dict[str, int] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.isidentifier():
+            raise UsageError(f"--size expects NAME=VALUE, got '{item}'")
+        try:
+            sizes[name] = int(value)
+        except ValueError:
+            raise UsageError(f"--size {name}: '{value}' is not an integer") from None
+    return sizes
+
+
+def load_inputs(path: str, kernel) -> dict[str, np.ndarray]:
+    """Arrays of an `.npz` by tensor name; every input must be there, nothing else."""
+    try:
+        with np.load(path) as data:
+            arrays = {k: data[k] for k in data.files}
+    except (OSError, ValueError) as exc:
+        raise DiagnosticError([Diagnostic("error", f"cannot read inputs from {path}: {exc}", path)]) from None
+    inputs = kernel.inputs()
+    problems = [f"'{k}' is not an input tensor (inputs: {', '.join(inputs)})" for k in arrays if k not in inputs]
+    problems += [f"no array for input '{k}'" for k in inputs if k not in arrays]
+    if problems:
+        raise DiagnosticError([Diagnostic("error", f"{path}: {p}", path) for p in problems])
+    return arrays
+
+
+def time_kernel(kernel, inputs: dict[str, np.ndarray], sizes: dict[str, int], repeat: int, min_time: float) -> list[float]:
+    """Seconds per call, after warm-up, with buffers allocated once."""
+    compiled = kernel.compiled
+    arrays = {}
+    for name, arr in inputs.items():
+        buf = compiled.empty(name, sizes)
+        buf[...] = arr
+        arrays[name] = buf
+    for name in kernel.outputs():
+        arrays[name] = compiled.empty(name, sizes)
+    for _ in range(WARMUP):
+        compiled(arrays, sizes)
+    times: list[float] = []
+    start = time.perf_counter()
+    while len(times) < repeat or time.perf_counter() - start < min_time:
+        t0 = time.perf_counter()
+        compiled(arrays, sizes)
+        times.append(time.perf_counter() - t0)
+        if len(times) >= 10_000:
+            break
+    return times
+
+
+def run(args: argparse.Namespace) -> int:
+    from irkit.api import compile, read_document
+    from irkit.metrics import work
+    from irkit.reference import compare, reduction_lengths
+    from irkit.tools.opt import EXIT_INPUT, EXIT_OK
+
+    sizes = parse_sizes(args.size)
+    cflags = args.cflags.split() if args.cflags is not None else None
+    read_document(Path(args.file))  # a missing file is reported before anything else
+    kernel = compile(Path(args.file), sizes=sizes, cflags=cflags)
+    if args.emit == "c":
+        sys.stdout.write(kernel.c_source)
+        return EXIT_OK
+    if args.emit == "mlir":
+        sys.stdout.write(kernel.ir("loop") + "\n")
+        return EXIT_OK
+    resolved = kernel.resolve_sizes()
+    inputs = load_inputs(args.inputs, kernel) if args.inputs else kernel.random_inputs(seed=args.seed)
+    outputs = kernel(**inputs)
+    report: dict = {
+        "document": args.file,
+        "kernel": kernel.name,
+        "sizes": resolved,
+        "threads": int(os.environ.get("OMP_NUM_THREADS", os.cpu_count() or 1)),
+        "inputs": "file " + args.inputs if args.inputs else f"random (seed {args.seed})",
+        "outputs": {name: list(arr.shape) for name, arr in outputs.items()},
+    }
+    ok = True
+    if args.check:
+        expected = kernel.reference(inputs)
+        lengths = reduction_lengths(kernel.levels["design"], resolved)
+        checks = {}
+        for name, arr in outputs.items():
+            result = compare(arr, expected[name], arr.dtype, lengths.get(name, 1))
+            checks[name] = comparison_dict(result) | {"reduction_length": lengths.get(name, 1)}
+            ok = ok and checks[name]["ok"]
+        report["check"] = {"outputs": checks, "ok": ok}
+    if args.bench:
+        times = time_kernel(kernel, inputs, resolved, args.repeat, args.min_time)
+        amount = work(kernel.levels["design"], resolved)
+        median = statistics.median(times)
+        rate, unit = amount.rate(median)
+        q = statistics.quantiles(times, n=4) if len(times) >= 2 else [median, median, median]
+        report["bench"] = {
+            "runs": len(times),
+            "warmup": WARMUP,
+            "median_s": median,
+            "min_s": min(times),
+            "max_s": max(times),
+            "iqr_s": q[2] - q[0],
+            "flops": amount.flops,
+            "bytes": amount.bytes,
+            "rate": rate,
+            "rate_unit": unit,
+        }
+    if args.outputs:
+        np.savez(args.outputs, **outputs)
+        report["saved"] = args.outputs
+    sys.stdout.write(json.dumps(report) + "\n" if args.json else format_report(report))
+    return EXIT_OK if ok else EXIT_INPUT
+
+
+def comparison_dict(result) -> dict:
+    """A `reference.Comparison` as plain JSON values."""
+    return {
+        "ok": bool(result.ok),
+        "max_abs": float(result.max_abs),
+        "max_rel": float(result.max_rel),
+        "atol": float(result.atol),
+        "rtol": float(result.rtol),
+        "bad_elements": int(result.n_bad),
+        "worst_index": None if result.worst is None else [int(i) for i in result.worst],
+        "actual": None if result.actual_at_worst is None else float(result.actual_at_worst),
+        "expected": None if result.expected_at_worst is None else float(result.expected_at_worst),
+    }
+
+
+def format_report(r: dict) -> str:
+    sizes = ", ".join(f"{k}={v}" for k, v in r["sizes"].items())
+    lines = [f"{r['document']}: kernel {r['kernel']} at {sizes} ({r['threads']} threads, inputs {r['inputs']})"]
+    if "check" in r:
+        c = r["check"]
+        for name, res in c["outputs"].items():
+            verdict = "ok" if res["ok"] else "MISMATCH"
+            lines.append(
+                f"  check {name}: {verdict}  max abs err {res['max_abs']:.3g}, max rel err {res['max_rel']:.3g} "
+                f"(tolerance atol {res['atol']:.3g}, rtol {res['rtol']:.3g}; reduction length {res['reduction_length']})"
+            )
+            if not res["ok"] and res["worst_index"] is not None:
+                lines.append(
+                    f"    {res['bad_elements']} elements off; worst {name}{res['worst_index']}: "
+                    f"got {res['actual']:.6g}, expected {res['expected']:.6g}"
+                )
+    if "bench" in r:
+        b = r["bench"]
+        lines.append(
+            f"  time: median {b['median_s'] * 1e3:.3f} ms over {b['runs']} runs "
+            f"(min {b['min_s'] * 1e3:.3f}, max {b['max_s'] * 1e3:.3f}, IQR {b['iqr_s'] * 1e3:.3f} ms); "
+            f"{b['rate']:.2f} {b['rate_unit']}"
+        )
+    if "saved" in r:
+        lines.append(f"  outputs saved to {r['saved']}")
+    return "\n".join(lines) + "\n"
