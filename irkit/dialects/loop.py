@@ -166,6 +166,7 @@ class ForOp(IRDLOperation):
         _print_bound(printer, self.upper, self.upper_operands)
         printer.print_string(f" step {self.step_value}")
         facts = {k: v for k, v in self.properties.items() if k in _FACTS}
+        facts.update(self.attributes)  # discardable attributes (e.g. irkit.schedule) print too
         printer.print_op_attributes(facts)
         printer.print_string(" ")
         printer.print_region(self.body, print_entry_block_args=False, print_empty_block=False)

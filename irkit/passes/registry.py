@@ -25,9 +25,23 @@ def _lower_design() -> type[ModulePass]:
     return LowerDesignPass
 
 
+def _generalize_tensorop() -> type[ModulePass]:
+    from irkit.passes.generalize import GeneralizeTensorOpPass
+
+    return GeneralizeTensorOpPass
+
+
+def _lower_tensorop() -> type[ModulePass]:
+    from irkit.passes.lower_tensorop import LowerTensorOpPass
+
+    return LowerTensorOpPass
+
+
 IRKIT_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "check-design": _check_design,
     "lower-design": _lower_design,
+    "generalize-tensorop": _generalize_tensorop,
+    "lower-tensorop": _lower_tensorop,
 }
 
 
