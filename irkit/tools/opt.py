@@ -1,6 +1,6 @@
 """`irkit-opt`: irkit's pass runner, in the manner of `mlir-opt` and `xdsl-opt`.
 
-    irkit-opt [FILE|-] [-p PIPELINE] [-o OUT] [--emit mlir|design] ...
+    irkit-opt [FILE|-] [-p PIPELINE] [-o OUT] [--emit mlir|design|c] ...
 
 Reads `.design`/`.hw` documents (through the Lark frontend, semantic checker
 included) or MLIR text (`.mlir`, stdin: xDSL's parser with irkit's dialects
@@ -97,7 +97,9 @@ def build_arg_parser() -> argparse.ArgumentParser:
         "-p", "--passes", default="", metavar="PIPELINE", help="pass pipeline, e.g. 'check-design,canonicalize'"
     )
     p.add_argument("-o", "--output", metavar="OUT", help="write the output here instead of stdout")
-    p.add_argument("--emit", choices=("mlir", "design"), default="mlir", help="output format (default: mlir)")
+    p.add_argument(
+        "--emit", choices=("mlir", "design", "c"), default="mlir", help="output format (default: mlir; c: loop IR as C)"
+    )
     p.add_argument("--print-op-generic", action="store_true", help="print MLIR in generic form")
     p.add_argument("--print-debuginfo", action="store_true", help="print op locations")
     p.add_argument(
@@ -465,11 +467,19 @@ class Driver:
                     # IR with no `.design` spelling: a problem with the input, not a bug.
                     self._emit([Diagnostic("error", f"cannot print as a design document: {exc}", self.filename)])
                     raise _ChunkFailed() from None
+            if self.opts.emit == "c":
+                from irkit.backends.c import emit_c
+
+                try:
+                    return emit_c(module)
+                except DiagnosticError as exc:
+                    self._emit(exc.diagnostics, "while emitting C")
+                    raise _ChunkFailed() from None
             return self._print_ir(module)
         except (_ChunkFailed, InternalError):
             raise
         except Exception as exc:
-            what = "the design printer" if self.opts.emit == "design" else "the MLIR printer"
+            what = {"design": "the design printer", "c": "the C backend"}.get(self.opts.emit, "the MLIR printer")
             raise InternalError(f"internal error in {what}: {type(exc).__name__}: {exc}", exc) from exc
         finally:
             self._time("print", start)

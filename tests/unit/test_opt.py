@@ -223,7 +223,7 @@ def test_missing_file(tmp_path, capsys):
     assert "no such file" in err
 
 
-@pytest.mark.parametrize("argv", [["--frobnicate"], ["--emit", "c"], ["--diagnostics-format", "xml"], ["a", "b"]])
+@pytest.mark.parametrize("argv", [["--frobnicate"], ["--emit", "llvm"], ["--diagnostics-format", "xml"], ["a", "b"]])
 def test_bad_command_line(capsys, argv):
     status, _, err = run(capsys, *argv)
     assert status == 2

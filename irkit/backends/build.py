@@ -1,0 +1,245 @@
+"""Compile generated C with the system compiler, through a content-addressed cache.
+
+- **Compiler:** `$CC` (split like a shell word list, so `CC="ccache gcc"`
+  works), else `cc`.  Missing: `DiagnosticError` "no C compiler: set CC or
+  install cc".
+- **Flags:** the optimisation flags default to `-O3 -march=native -fopenmp`;
+  a `cflags` argument or the environment variable `IRKIT_CFLAGS` (shell
+  words; an empty value counts as unset) *replaces* them.  The flags that
+  make the output what irkit needs are always added before them:
+  `-std=c99` (which the generated C is written in; a later `-std=` in
+  `cflags` wins) and, for libraries, `-fPIC -shared`; `-lm` is linked last.
+  So `IRKIT_CFLAGS="-O0 -g"` is a debug build, not a broken link.
+- **Cache:** `$IRKIT_CACHE_DIR`, else `$XDG_CACHE_HOME/irkit`, else
+  `~/.cache/irkit`.  An artefact's key is the sha256 of the source(s), the
+  compiler's resolved path, its `--version` first line (asked once per
+  process), the full flag list, the kind (library or executable) and the
+  machine (`platform.machine()`, plus the CPU's flags when `-march=native`
+  is used, so a shared cache directory never serves a binary built for
+  another CPU).  Files: `<key>.c` next to `<key>.so` (an executable:
+  `<key>.<stem>.c` per source and `<key>.exe`).
+- **Concurrency:** sources are written to a temporary file and renamed; the
+  compiler writes a temporary output in the same directory, renamed over
+  `<key>.so` with `os.replace`.  Processes building the same source at once
+  each compile, and the last rename wins atomically: nobody ever loads a
+  half-written library.
+- **Failure:** a `DiagnosticError` whose location is the generated `.c`
+  file and whose message carries the compiler's stderr (trimmed to a
+  screen).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import json
+import os
+import platform
+import shlex
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from irkit.backends.c import C_STD
+from irkit.diagnostics import Diagnostic, DiagnosticError
+
+DEFAULT_CFLAGS: tuple[str, ...] = ("-O3", "-march=native", "-fopenmp")
+BASE_FLAGS: tuple[str, ...] = (f"-std={C_STD}",)
+SHARED_FLAGS: tuple[str, ...] = ("-fPIC", "-shared")
+LIBS: tuple[str, ...] = ("-lm",)
+COMPILE_TIMEOUT = 600  # seconds
+MAX_ERROR_LINES = 40
+MAX_ERROR_CHARS = 4000
+
+_VERSIONS: dict[tuple[str, ...], str] = {}
+
+
+def _fail(message: str, file: str = "<cc>") -> DiagnosticError:
+    return DiagnosticError([Diagnostic("error", message, file)])
+
+
+def find_compiler() -> list[str]:
+    """The compiler command (argv prefix) from `$CC`, else `cc`, resolved to a path."""
+    env = os.environ.get("CC", "").strip()
+    try:
+        words = shlex.split(env) if env else ["cc"]
+    except ValueError as exc:
+        raise _fail(f"no C compiler: CC={env!r} cannot be split into words ({exc}); set CC or install cc") from None
+    path = shutil.which(words[0])
+    if path is None:
+        what = f"CC={env!r} is not found" if env else "'cc' is not on PATH"
+        raise _fail(f"no C compiler: {what}; set CC or install cc")
+    return [os.path.realpath(path), *words[1:]]
+
+
+def compiler_version(cc: list[str]) -> str:
+    """The first line of `cc --version`, asked once per process and compiler."""
+    key = tuple(cc)
+    if key not in _VERSIONS:
+        try:
+            done = subprocess.run([*cc, "--version"], capture_output=True, text=True, timeout=60, check=False)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise _fail(f"the C compiler {' '.join(cc)} does not run: {exc}") from None
+        lines = (done.stdout or done.stderr).strip().splitlines()
+        _VERSIONS[key] = lines[0] if lines else "unknown"
+    return _VERSIONS[key]
+
+
+def default_cflags() -> list[str]:
+    """`$IRKIT_CFLAGS` (shell words) if set and non-empty, else `DEFAULT_CFLAGS`."""
+    env = os.environ.get("IRKIT_CFLAGS", "")
+    if env.strip():
+        try:
+            return shlex.split(env)
+        except ValueError as exc:
+            raise _fail(f"IRKIT_CFLAGS={env!r} cannot be split into words: {exc}") from None
+    return list(DEFAULT_CFLAGS)
+
+
+def cache_dir() -> Path:
+    """`$IRKIT_CACHE_DIR`, else `$XDG_CACHE_HOME/irkit`, else `~/.cache/irkit`."""
+    if os.environ.get("IRKIT_CACHE_DIR"):
+        return Path(os.environ["IRKIT_CACHE_DIR"])
+    if os.environ.get("XDG_CACHE_HOME"):
+        return Path(os.environ["XDG_CACHE_HOME"]) / "irkit"
+    return Path.home() / ".cache" / "irkit"
+
+
+def _cpu_flags() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.startswith(("flags", "Features")):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+def cache_key(sources: list[str], cc: list[str], flags: list[str], kind: str) -> str:
+    machine = platform.machine()
+    if any(f.startswith(("-march=native", "-mcpu=native", "-mtune=native")) for f in flags):
+        machine += " " + hashlib.sha256(_cpu_flags().encode()).hexdigest()[:16]
+    blob = json.dumps(
+        {
+            "sources": sources,
+            "cc": cc,
+            "version": compiler_version(cc),
+            "flags": flags,
+            "kind": kind,
+            "machine": machine,
+        }
+    )
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        _unlink(tmp)
+        raise
+
+
+def _unlink(path: str | Path) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def trim_output(text: str) -> str:
+    """Compiler output cut to a screen: at most MAX_ERROR_LINES lines and MAX_ERROR_CHARS characters."""
+    lines = text.rstrip().splitlines()
+    out = lines[:MAX_ERROR_LINES]
+    body = "\n".join(out)
+    if len(body) > MAX_ERROR_CHARS:
+        body = body[:MAX_ERROR_CHARS] + " ..."
+    if len(lines) > len(out):
+        body += f"\n... ({len(lines) - len(out)} more lines)"
+    return body
+
+
+def _compile(cc: list[str], argv_tail: list[str], inputs: list[Path], output: Path, flags: list[str]) -> None:
+    """Run the compiler into a temporary file next to `output`, then rename it there."""
+    fd, tmp = tempfile.mkstemp(dir=output.parent, prefix=output.name + ".", suffix=".tmp")
+    os.close(fd)
+    argv = [*cc, *flags, "-o", tmp, *map(str, inputs), *argv_tail]
+    try:
+        try:
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=COMPILE_TIMEOUT, check=False)
+        except subprocess.TimeoutExpired:
+            raise _fail(f"the C compiler took more than {COMPILE_TIMEOUT} s on {inputs[0]}", str(inputs[0])) from None
+        except OSError as exc:
+            raise _fail(f"the C compiler {cc[0]} does not run: {exc}", str(inputs[0])) from None
+        if done.returncode != 0:
+            shown = trim_output(done.stderr or done.stdout) or "(no output)"
+            files = " and ".join(str(p) for p in inputs)
+            raise _fail(
+                f"the C compiler failed (exit {done.returncode}) on the generated {files}\n"
+                f"command: {shlex.join(argv)}\n{shown}",
+                str(inputs[0]),
+            )
+        os.replace(tmp, output)
+    finally:
+        _unlink(tmp)
+
+
+def build_shared(source: str, cflags: list[str] | None = None, *, directory: Path | None = None) -> Path:
+    """The path of a shared library built from `source` (from the cache when it is there)."""
+    cc = find_compiler()
+    flags = [*BASE_FLAGS, *SHARED_FLAGS, *(default_cflags() if cflags is None else cflags)]
+    key = cache_key([source], cc, flags, "shared")
+    where = directory or cache_dir()
+    _mkdir(where)
+    lib = where / f"{key}.so"
+    if lib.exists():
+        return lib
+    c_file = where / f"{key}.c"
+    _write_atomic(c_file, source)
+    _compile(cc, list(LIBS), [c_file], lib, flags)
+    return lib
+
+
+def build_executable(
+    sources: dict[str, str], cflags: list[str] | None = None, *, directory: Path | None = None
+) -> Path:
+    """An executable from several C sources (`stem -> text`), cached like libraries."""
+    cc = find_compiler()
+    flags = [*BASE_FLAGS, *(default_cflags() if cflags is None else cflags)]
+    stems = sorted(sources)
+    key = cache_key([f"{s}\n{sources[s]}" for s in stems], cc, flags, "exe")
+    where = directory or cache_dir()
+    _mkdir(where)
+    exe = where / f"{key}.exe"
+    if exe.exists():
+        return exe
+    files = []
+    for stem in stems:
+        path = where / f"{key}.{stem}.c"
+        _write_atomic(path, sources[stem])
+        files.append(path)
+    _compile(cc, list(LIBS), files, exe, flags)
+    return exe
+
+
+def _mkdir(path: Path) -> None:
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _fail(f"cannot create the build cache directory {path}: {exc.strerror or exc}", str(path)) from None
+
+
+def load_library(path: Path) -> ctypes.CDLL:
+    try:
+        return ctypes.CDLL(str(path))
+    except OSError as exc:
+        raise _fail(f"cannot load the compiled kernel {path}: {exc}", str(path)) from None
+
+
+def compile_and_load(source: str, cflags: list[str] | None = None) -> ctypes.CDLL:
+    return load_library(build_shared(source, cflags))

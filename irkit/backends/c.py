@@ -1,0 +1,1039 @@
+"""Loop IR to C99 with OpenMP pragmas: `emit_c(module) -> str`.
+
+Each kernel `func.func` (see `irkit.kernel_abi`) becomes
+
+    void irkit_<kernel>(int64_t <size>..., const T *restrict <input>..., T *restrict <output>...)
+
+with the arguments in the function's order.  Conventions, and why:
+
+- **Names.**  Sizes, tensors, temporaries and loops keep their document
+  names; every such name is checked by `irkit.names` first and a bad one is
+  a located `DiagnosticError`.  Generated names are derived from them
+  (`A_s0` a stride, `s_acc` an accumulator) or from SSA name hints, made
+  unique without shadowing.  Helpers are `static inline irkit_*`.
+- **restrict on every tensor.**  In the design language every tensor is
+  its own buffer (inputs, outputs and temporaries never overlap), so every
+  pointer is `restrict`; inputs are `const`.  The runner refuses arrays that
+  share memory, which is what makes the promise true at run time.  The
+  document's `noalias` assumption is therefore implied, not needed.
+- **Addresses.**  Loads and stores give logical indices; the address is
+  their dot product with the buffer's strides, which follow its storage
+  order (`irkit.shape` extents over the size arguments).  Non-unit strides
+  are `const int64_t` locals computed once (at entry for arguments, after
+  the allocation for temporaries); all index arithmetic is `int64_t`.
+  `floordiv`/`ceildiv`/`mod` have floor semantics (helpers).
+- **Loops.**  `for (int64_t i = lb; i < ub; i += step)`, max/min bounds via
+  helpers.  `parallel` -> `#pragma omp parallel for schedule(static)`;
+  `vector N` -> `#pragma omp simd simdlen(N)` (simdlen only for powers of
+  two).  A vectorized loop that accumulates into one element (a reduction,
+  `s[i] += X[i, j]` along j) gets the element in a local with a
+  `reduction(op:acc)` clause; a vector loop whose iterations might depend
+  on each other otherwise gets no pragma and a comment saying why.
+  `unroll N` -> `#pragma GCC unroll N`, except on a loop that already has an
+  OpenMP pragma (GCC cannot combine them; a comment says so).
+- **Values.**  Every SSA value is a `const` local; constants are inlined
+  as literals (`INFINITY` for infinities); unused pure values are dropped
+  (they would be -Wunused warnings).  i32 add/sub/mul wrap (helpers), as
+  arith's do.
+- **Temporaries.**  `loop.alloc` -> `posix_memalign` of exactly
+  count*sizeof(T) bytes (alignment: the op's or 64), `loop.free` -> `free`.
+  Exact sizes let AddressSanitizer see a one-element overrun, which
+  `aligned_alloc`'s rounded-up size would hide; posix_memalign is why the
+  file defines `_POSIX_C_SOURCE`.  The output is C99 (`-std=c99`) and
+  compiles warning-free under `-Wall -Wextra -Werror` with `-fopenmp`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from xdsl.dialects import func
+from xdsl.dialects.arith import CMPF_COMPARISON_OPERATIONS, CMPI_COMPARISON_OPERATIONS
+from xdsl.dialects.builtin import (
+    FileLineColLoc,
+    Float32Type,
+    Float64Type,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir.affine import (
+    AffineBinaryOpExpr,
+    AffineBinaryOpKind,
+    AffineConstantExpr,
+    AffineDimExpr,
+    AffineExpr,
+    AffineMap,
+    AffineSymExpr,
+)
+
+from irkit.diagnostics import Diagnostic, DiagnosticError, at_op
+from irkit.dialects.loop import AllocOp, ForOp, FreeOp, LoadOp, StoreOp, store_depends_on
+from irkit.kernel_abi import DTYPE_OF, kernel_args, layout_order
+from irkit.names import check_name, is_c_name
+
+C_STD = "c99"
+INDENT = "    "
+DEFAULT_TEMP_ALIGN = 64
+MAX_UNROLL = 65534  # GCC's limit for `#pragma GCC unroll`
+
+
+def c_symbol(kernel_name: str) -> str:
+    """The C entry point of a kernel."""
+    return f"irkit_{kernel_name}"
+
+
+# ----------------------------------------------------------------- helpers
+
+_HELPERS: dict[str, str] = {
+    "irkit_min_i64": "static inline int64_t irkit_min_i64(int64_t a, int64_t b) { return a < b ? a : b; }",
+    "irkit_max_i64": "static inline int64_t irkit_max_i64(int64_t a, int64_t b) { return a > b ? a : b; }",
+    "irkit_min_i32": "static inline int32_t irkit_min_i32(int32_t a, int32_t b) { return a < b ? a : b; }",
+    "irkit_max_i32": "static inline int32_t irkit_max_i32(int32_t a, int32_t b) { return a > b ? a : b; }",
+    "irkit_floordiv": (
+        "/* Integer division rounding toward minus infinity (affine floordiv). */\n"
+        "static inline int64_t irkit_floordiv(int64_t a, int64_t b)\n"
+        "{\n"
+        "    const int64_t q = a / b;\n"
+        "    return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;\n"
+        "}"
+    ),
+    "irkit_ceildiv": (
+        "/* Integer division rounding toward plus infinity (affine ceildiv). */\n"
+        "static inline int64_t irkit_ceildiv(int64_t a, int64_t b)\n"
+        "{\n"
+        "    const int64_t q = a / b;\n"
+        "    return (a % b != 0 && (a < 0) == (b < 0)) ? q + 1 : q;\n"
+        "}"
+    ),
+    "irkit_mod": (
+        "/* Remainder with the sign of the divisor (affine mod). */\n"
+        "static inline int64_t irkit_mod(int64_t a, int64_t b)\n"
+        "{\n"
+        "    const int64_t r = a % b;\n"
+        "    return (r != 0 && (r < 0) != (b < 0)) ? r + b : r;\n"
+        "}"
+    ),
+    "irkit_maximumf": (
+        "/* arith.maximumf: the larger value, NaN if either is NaN. */\n"
+        "static inline float irkit_maximumf(float a, float b) { return (a > b || a != a) ? a : b; }"
+    ),
+    "irkit_minimumf": (
+        "/* arith.minimumf: the smaller value, NaN if either is NaN. */\n"
+        "static inline float irkit_minimumf(float a, float b) { return (a < b || a != a) ? a : b; }"
+    ),
+    "irkit_maximum": "static inline double irkit_maximum(double a, double b) { return (a > b || a != a) ? a : b; }",
+    "irkit_minimum": "static inline double irkit_minimum(double a, double b) { return (a < b || a != a) ? a : b; }",
+    "irkit_add_i32": (
+        "/* Wrapping i32 arithmetic, as arith's (signed overflow is undefined in C). */\n"
+        "static inline int32_t irkit_add_i32(int32_t a, int32_t b) { return (int32_t)((uint32_t)a + (uint32_t)b); }"
+    ),
+    "irkit_sub_i32": (
+        "static inline int32_t irkit_sub_i32(int32_t a, int32_t b) { return (int32_t)((uint32_t)a - (uint32_t)b); }"
+    ),
+    "irkit_mul_i32": (
+        "static inline int32_t irkit_mul_i32(int32_t a, int32_t b) { return (int32_t)((uint32_t)a * (uint32_t)b); }"
+    ),
+    "irkit_alloc": (
+        "/* A temporary of `count` elements of `size` bytes, exactly, aligned to `align`. */\n"
+        "static void *irkit_alloc(int64_t count, size_t size, size_t align, const char *name)\n"
+        "{\n"
+        "    void *p = NULL;\n"
+        "    const size_t bytes = (count > 0 ? (size_t)count : 1) * size;\n"
+        "    if (posix_memalign(&p, align, bytes) != 0) {\n"
+        "        fprintf(stderr, \"irkit: cannot allocate %lu bytes for temporary '%s'\\n\", (unsigned long)bytes, name);\n"
+        "        abort();\n"
+        "    }\n"
+        "    return p;\n"
+        "}"
+    ),
+}
+
+
+# ------------------------------------------------------------------- types
+
+
+def c_type(t: Attribute) -> str | None:
+    if isinstance(t, Float32Type):
+        return "float"
+    if isinstance(t, Float64Type):
+        return "double"
+    if isinstance(t, IndexType):
+        return "int64_t"
+    if isinstance(t, IntegerType):
+        return {1: "int", 32: "int32_t", 64: "int64_t"}.get(t.width.data)
+    return None
+
+
+def _is_f32(t: Attribute) -> bool:
+    return isinstance(t, Float32Type)
+
+
+def _comment(text: str) -> str:
+    """`text` made safe inside a /* */ comment: printable ASCII, no terminator, no trigraphs."""
+    clean = "".join(ch if 32 <= ord(ch) < 127 else "?" for ch in text)
+    clean = clean.replace("*/", "* /").replace("/*", "/ *")
+    while "??" in clean:
+        clean = clean.replace("??", "?-?")
+    return clean
+
+
+def float_literal(value: float, t: Attribute) -> str:
+    suffix = "f" if _is_f32(t) else ""
+    if math.isnan(value):
+        return "NAN"
+    if math.isinf(value):
+        return "INFINITY" if value > 0 else "(-INFINITY)"
+    text = repr(float(value))
+    if "e" not in text and "." not in text:
+        text += ".0"
+    text += suffix
+    return f"({text})" if text.startswith("-") else text
+
+
+def int_literal(value: int, t: Attribute) -> str:
+    width = t.width.data if isinstance(t, IntegerType) else 64
+    if width == 1:
+        return "1" if value & 1 else "0"
+    if width == 32:
+        value = (value + 2**31) % 2**32 - 2**31
+        if value == -(2**31):
+            return "INT32_MIN"
+    elif width == 64 or isinstance(t, IndexType):
+        value = (value + 2**63) % 2**64 - 2**63
+        if value == -(2**63):
+            return "INT64_MIN"
+        if not -(2**31) < value < 2**31:
+            return f"INT64_C({value})" if value >= 0 else f"(-INT64_C({-value}))"
+    return str(value) if value >= 0 else f"({value})"
+
+
+# ---------------------------------------------------------- affine printing
+
+Linear = tuple[dict[str, int], int]  # atom text -> coefficient, constant
+
+
+def _is_sum(text: str) -> bool:
+    """Does C text have a top-level + or - (so it needs parentheses as a factor)?"""
+    depth = 0
+    for i, ch in enumerate(text):
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        elif ch in "+-" and depth == 0 and i > 0:
+            return True
+    return False
+
+
+def paren(text: str) -> str:
+    return f"({text})" if _is_sum(text) or text.startswith("-") else text
+
+
+class AffinePrinter:
+    """Affine expressions as C `int64_t` expressions; dims and symbols are C texts or known integers."""
+
+    def __init__(self, use_helper: Callable[[str], None]):
+        self.use_helper = use_helper
+
+    def linear(self, e: AffineExpr, dims: Sequence[str | int], syms: Sequence[str | int]) -> Linear:
+        if isinstance(e, AffineConstantExpr):
+            return {}, e.value
+        if isinstance(e, AffineDimExpr | AffineSymExpr):
+            v = dims[e.position] if isinstance(e, AffineDimExpr) else syms[e.position]
+            return ({}, v) if isinstance(v, int) else ({v: 1}, 0)
+        assert isinstance(e, AffineBinaryOpExpr)
+        lt, lc = self.linear(e.lhs, dims, syms)
+        rt, rc = self.linear(e.rhs, dims, syms)
+        if e.kind == AffineBinaryOpKind.Add:
+            terms = dict(lt)
+            for atom, k in rt.items():
+                terms[atom] = terms.get(atom, 0) + k
+            return {a: k for a, k in terms.items() if k != 0}, lc + rc
+        if e.kind == AffineBinaryOpKind.Mul:
+            if not rt:
+                return ({a: k * rc for a, k in lt.items()} if rc else {}), lc * rc
+            if not lt:
+                return ({a: k * lc for a, k in rt.items()} if lc else {}), lc * rc
+            return {f"{paren(self.text((lt, lc)))}*{paren(self.text((rt, rc)))}": 1}, 0
+        lhs = self.text((lt, lc))
+        if not rt and not lt and rc != 0:  # constant folding, floor semantics as Python's
+            return {}, {AffineBinaryOpKind.FloorDiv: lc // rc, AffineBinaryOpKind.Mod: lc % rc}.get(
+                e.kind, -((-lc) // rc)
+            )
+        if not rt and rc == 1:
+            return ({}, 0) if e.kind == AffineBinaryOpKind.Mod else (lt, lc)
+        helper = {
+            AffineBinaryOpKind.FloorDiv: "irkit_floordiv",
+            AffineBinaryOpKind.CeilDiv: "irkit_ceildiv",
+            AffineBinaryOpKind.Mod: "irkit_mod",
+        }[e.kind]
+        self.use_helper(helper)
+        return {f"{helper}({lhs}, {self.text((rt, rc))})": 1}, 0
+
+    @staticmethod
+    def text(lin: Linear) -> str:
+        terms, const = lin
+        out = ""
+        for atom, k in terms.items():
+            mag = abs(k)
+            piece = atom if mag == 1 else f"{mag}*{paren(atom)}"
+            if not out:
+                out = piece if k > 0 else f"-{paren(atom) if mag == 1 else piece}"
+            else:
+                out += f" + {piece}" if k > 0 else f" - {piece}"
+        if not out:
+            return str(const) if const >= 0 else f"({const})"
+        if const:
+            out += f" + {const}" if const > 0 else f" - {-const}"
+        return out
+
+    def expr(self, e: AffineExpr, dims: Sequence[str | int], syms: Sequence[str | int] = ()) -> str:
+        return self.text(self.linear(e, dims, syms))
+
+    def const_value(self, e: AffineExpr, dims: Sequence[str | int], syms: Sequence[str | int] = ()) -> int | None:
+        terms, const = self.linear(e, dims, syms)
+        return None if terms else const
+
+
+# ------------------------------------------------------------ the emitter
+
+
+@dataclass
+class _Buffer:
+    name: str
+    ctype: str
+    strides: list[str | None]  # per logical dim: the stride variable, None for unit stride
+    stride_exprs: list[str | None]  # their definitions
+    used: set[int] = field(default_factory=set)
+
+
+class _Deferred:
+    """Lines whose text is known only once the rest of the function is written."""
+
+    def __init__(self, render: Callable[[], list[str]]):
+        self.render = render
+
+
+@dataclass
+class _Reduction:
+    load: LoadOp
+    store: StoreOp
+    combine: Operation
+    omp: str
+
+
+# Ops with no effect other than their result (dropped when the result is unused).
+_BINARY = {
+    "arith.addf": "{a} + {b}",
+    "arith.subf": "{a} - {b}",
+    "arith.mulf": "{a} * {b}",
+    "arith.divf": "{a} / {b}",
+    "arith.divsi": "{a} / {b}",
+    "arith.remsi": "{a} % {b}",
+    "arith.andi": "{a} & {b}",
+    "arith.ori": "{a} | {b}",
+    "arith.xori": "{a} ^ {b}",
+}
+_REDUCTION_OMP = {
+    "arith.addf": "+",
+    "arith.addi": "+",
+    "arith.mulf": "*",
+    "arith.muli": "*",
+    "arith.maximumf": "max",
+    "arith.maxnumf": "max",
+    "arith.maxsi": "max",
+    "arith.minimumf": "min",
+    "arith.minnumf": "min",
+    "arith.minsi": "min",
+}
+# math.<name> -> C function for double (f32 adds the `f` suffix).
+_MATH = {
+    "math.exp": "exp",
+    "math.exp2": "exp2",
+    "math.expm1": "expm1",
+    "math.log": "log",
+    "math.log2": "log2",
+    "math.log10": "log10",
+    "math.log1p": "log1p",
+    "math.sqrt": "sqrt",
+    "math.cbrt": "cbrt",
+    "math.absf": "fabs",
+    "math.tanh": "tanh",
+    "math.sin": "sin",
+    "math.cos": "cos",
+    "math.tan": "tan",
+    "math.erf": "erf",
+    "math.floor": "floor",
+    "math.ceil": "ceil",
+    "math.round": "round",
+    "math.trunc": "trunc",
+    "math.powf": "pow",
+    "math.atan2": "atan2",
+    "math.copysign": "copysign",
+    "math.fma": "fma",
+}
+_CMPF = {
+    "oeq": "{a} == {b}",
+    "ogt": "{a} > {b}",
+    "oge": "{a} >= {b}",
+    "olt": "{a} < {b}",
+    "ole": "{a} <= {b}",
+    "one": "({a} < {b} || {a} > {b})",
+    "ord": "({a} == {a} && {b} == {b})",
+    "ueq": "!({a} < {b} || {a} > {b})",
+    "ugt": "!({a} <= {b})",
+    "uge": "!({a} < {b})",
+    "ult": "!({a} >= {b})",
+    "ule": "!({a} > {b})",
+    "une": "{a} != {b}",
+    "uno": "({a} != {a} || {b} != {b})",
+    "false": "0",
+    "true": "1",
+}
+_CMPI = {
+    "eq": "{a} == {b}",
+    "ne": "{a} != {b}",
+    "slt": "{a} < {b}",
+    "sle": "{a} <= {b}",
+    "sgt": "{a} > {b}",
+    "sge": "{a} >= {b}",
+    "ult": "({u}){a} < ({u}){b}",
+    "ule": "({u}){a} <= ({u}){b}",
+    "ugt": "({u}){a} > ({u}){b}",
+    "uge": "({u}){a} >= ({u}){b}",
+}
+_CASTS = (
+    "arith.sitofp",
+    "arith.fptosi",
+    "arith.extf",
+    "arith.truncf",
+    "arith.index_cast",
+    "arith.extsi",
+    "arith.trunci",
+)
+_PURE_PREFIXES = ("arith.", "math.")
+
+
+class _Module:
+    """What the kernels of one module share: helpers and headers."""
+
+    def __init__(self) -> None:
+        self.helpers: set[str] = set()
+        self.math = False
+        self.alloc = False
+
+    def use(self, helper: str) -> None:
+        self.helpers.add(helper)
+        if helper == "irkit_alloc":
+            self.alloc = True
+
+
+class KernelEmitter:
+    """Writes one kernel function."""
+
+    def __init__(self, kernel: func.FuncOp, shared: _Module):
+        self.kernel = kernel
+        self.shared = shared
+        self.affine = AffinePrinter(shared.use)
+        self.lines: list[str | _Deferred] = []
+        self.scopes: list[set[str]] = [set()]
+        self.values: dict[SSAValue, str] = {}
+        self.consts: dict[SSAValue, int] = {}
+        self.buffers: dict[SSAValue, _Buffer] = {}
+        self.used_params: set[SSAValue] = set()
+        self.skip: set[Operation] = set()
+        self.assign: dict[Operation, str] = {}
+        self.counter = 0
+
+    # ---- diagnostics and names
+    def fail(self, message: str, op: Operation) -> DiagnosticError:
+        return DiagnosticError([at_op("error", f"C backend: {message}", op)])
+
+    def taken(self, name: str) -> bool:
+        return any(name in scope for scope in self.scopes)
+
+    def fresh(self, base: str) -> str:
+        """An unused name in the current scope chain, derived from `base`."""
+        if not is_c_name(base):
+            base = "v"
+        name, n = base, 0
+        while self.taken(name) or not is_c_name(name):
+            n += 1
+            name = f"{base}_{n}"
+        self.scopes[-1].add(name)
+        return name
+
+    def value_name(self, value: SSAValue, fallback: str = "v") -> str:
+        hint = value.name_hint
+        if hint and is_c_name(hint):
+            return self.fresh(hint)
+        if fallback == "v":
+            self.counter += 1
+            return self.fresh(f"v{self.counter}")
+        return self.fresh(fallback)
+
+    # ---- references
+    def ref(self, value: SSAValue) -> str:
+        if value not in self.values:
+            owner = value.owner
+            where = owner if isinstance(owner, Operation) else self.kernel
+            raise self.fail("a value is used that the C backend has not defined (unsupported IR)", where)
+        if value.owner is self.kernel.body.block:
+            self.used_params.add(value)
+        return self.values[value]
+
+    def index_operand(self, value: SSAValue) -> str | int:
+        if value in self.consts:
+            return self.consts[value]
+        return self.ref(value)
+
+    def emit(self, indent: int, text: str) -> None:
+        self.lines.append(INDENT * indent + text)
+
+    # ---- buffers
+    def make_buffer(
+        self, name: str, memref: MemRefType, shape: AffineMap, syms: list[str | int], op: Operation
+    ) -> _Buffer:
+        ctype = c_type(memref.element_type)
+        if ctype is None or ctype == "int":
+            raise self.fail(f"tensor '{name}': element type {memref.element_type} has no C type here", op)
+        order = layout_order(memref)
+        rank = len(memref.get_shape())
+        if sorted(order) != list(range(rank)):
+            raise self.fail(f"tensor '{name}': its layout is not a permutation of its {rank} dimensions", op)
+        if shape.num_dims != 0 or shape.num_symbols != len(syms) or len(shape.results) != rank:
+            raise self.fail(
+                f"tensor '{name}': shape map {shape} must be ()[sizes] -> ({rank} extents) over {len(syms)} sizes", op
+            )
+        extents = [self.affine.expr(e, [], syms) for e in shape.results]
+        strides: list[str | None] = [None] * rank
+        exprs: list[str | None] = [None] * rank
+        for k, dim in enumerate(order[:-1]):
+            inner = [extents[d] for d in order[k + 1 :]]
+            if all(e.isdigit() for e in inner):  # a constant stride is written in place
+                strides[dim] = str(math.prod(int(e) for e in inner))
+                continue
+            strides[dim] = f"{name}_s{dim}"
+            exprs[dim] = inner[0] if len(inner) == 1 else " * ".join(paren(e) for e in inner)
+        return _Buffer(name, ctype, strides, exprs)
+
+    def name_strides(self, buf: _Buffer) -> None:
+        for d, stride in enumerate(buf.strides):
+            if stride is not None and buf.stride_exprs[d] is not None:
+                buf.strides[d] = self.fresh(stride)
+
+    def stride_lines(self, buf: _Buffer) -> list[str]:
+        return [f"const int64_t {buf.strides[d]} = {buf.stride_exprs[d]};" for d in sorted(buf.used)]
+
+    def address(self, memref: SSAValue, amap: AffineMap, indices: Sequence[SSAValue]) -> str:
+        buf = self.buffers[memref]
+        self.ref(memref)
+        dims = [self.index_operand(v) for v in indices]
+        parts: list[str] = []
+        for d in layout_order(memref.type):  # type: ignore[arg-type]
+            idx = self.affine.expr(amap.results[d], dims)
+            if idx == "0":
+                continue
+            stride = buf.strides[d]
+            if stride is None:
+                parts.append(idx)
+            elif buf.stride_exprs[d] is None:  # constant
+                parts.append(f"{stride}*{paren(idx)}" if stride != "1" else idx)
+            else:
+                buf.used.add(d)
+                parts.append(f"{paren(idx)}*{stride}")
+        text = ""
+        for part in parts:
+            if not text:
+                text = part
+            elif part.startswith("-"):
+                text += f" - {part[1:]}"
+            else:
+                text += f" + {part}"
+        return f"{buf.name}[{text or '0'}]"
+
+    # ---- the function
+    def run(self) -> list[str]:
+        k = self.kernel
+        kname = check_name(k.sym_name.data, "kernel", k)
+        try:
+            sizes, tensors = kernel_args(k)
+        except (KeyError, IndexError, AttributeError) as exc:
+            raise self.fail(f"function @{kname} is not an irkit kernel (argument attributes: {exc})", k) from None
+        if len(sizes) + len(tensors) != len(k.body.block.args):
+            raise self.fail(f"function @{kname}: every argument needs irkit.name (and irkit.role/shape for tensors)", k)
+        if k.function_type.outputs.data:
+            raise self.fail(f"function @{kname}: a kernel returns nothing (it writes its outputs)", k)
+        params: list[str] = []
+        by_value = {t.value: t for t in tensors}
+        size_names: list[str] = []
+        for arg in k.body.block.args:
+            if isinstance(arg.type, IndexType):
+                s = next(s for s in sizes if s.value is arg)
+                self.values[arg] = check_name(s.name, "size", k)
+                size_names.append(s.name)
+                params.append(f"int64_t {s.name}")
+            else:
+                t = by_value[arg]
+                name = check_name(t.name, "tensor", k)
+                if not isinstance(arg.type, MemRefType) or arg.type.element_type not in DTYPE_OF.values():
+                    raise self.fail(f"tensor '{name}': type {arg.type} is not a memref of f32, f64 or i32", k)
+                if t.role not in ("input", "output"):
+                    raise self.fail(f"tensor '{name}': role must be input or output, not '{t.role}'", k)
+                self.values[arg] = name
+                ctype = c_type(t.memref.element_type)
+                const = "const " if t.role == "input" else ""
+                params.append(f"{const}{ctype} *restrict {name}")
+        all_names = [self.values[a] for a in k.body.block.args]
+        dup = {n for n in all_names if all_names.count(n) > 1}
+        if dup:
+            raise self.fail(f"kernel '{kname}': the name '{sorted(dup)[0]}' is given to two arguments", k)
+        self.scopes[0].update(all_names)
+        self.scopes[0].add(c_symbol(kname))
+        for t in tensors:
+            buf = self.make_buffer(t.name, t.memref, t.shape, list(size_names), k)
+            self.name_strides(buf)
+            self.buffers[t.value] = buf
+            self.used_params.discard(t.value)
+        # Stride definitions name sizes directly; they mark sizes used when rendered.
+        size_values = {self.values[a]: a for a in k.body.block.args if isinstance(a.type, IndexType)}
+
+        self.live = self.live_ops()
+        header = _Deferred(lambda: self.entry_lines(tensors, size_values))
+        self.lines.append(header)
+        self.emit_block(k.body.block, 1)
+
+        out = [self.comment_line(kname, sizes, tensors)]
+        out.append(f"void {c_symbol(kname)}({', '.join(params)})")
+        out.append("{")
+        body: list[str] = []
+        rendered: dict[int, list[str]] = {}
+        for item in reversed(self.lines):  # the entry block renders last: the others mark what it needs
+            if isinstance(item, _Deferred):
+                rendered[id(item)] = item.render()
+        for item in self.lines:
+            if isinstance(item, _Deferred):
+                body.extend(rendered[id(item)])
+            else:
+                body.append(item)
+        out.extend(body)
+        out.append("}")
+        return out
+
+    def comment_line(self, kname: str, sizes, tensors) -> str:
+        loc = self.kernel.location
+        where = f" ({loc.filename.data}:{loc.line.data})" if isinstance(loc, FileLineColLoc) else ""
+        parts = []
+        for t in tensors:
+            dims = ", ".join(self.affine.expr(e, [], [s.name for s in sizes]) for e in t.shape.results)
+            order = t.order
+            lay = (
+                ""
+                if order == sorted(order)
+                else " col_major"
+                if order == sorted(order, reverse=True)
+                else f" order {order}"
+            )
+            parts.append(f"{t.name}[{dims}] {t.dtype} {t.role}{lay}")
+        return "/* " + _comment(f"kernel {kname}{where}: {'; '.join(parts)}") + " */"
+
+    def entry_lines(self, tensors, size_values: dict[str, SSAValue]) -> list[str]:
+        lines: list[str] = []
+        for t in tensors:
+            buf = self.buffers[t.value]
+            for d in sorted(buf.used):
+                lines.append(INDENT + f"const int64_t {buf.strides[d]} = {buf.stride_exprs[d]};")
+                for name, v in size_values.items():
+                    if _mentions(buf.stride_exprs[d] or "", name):
+                        self.used_params.add(v)
+        for t in tensors:
+            align = t.align
+            if t.value in self.used_params and align and align & (align - 1) == 0:
+                ctype = self.buffers[t.value].ctype
+                const = "const " if t.role == "input" else ""
+                lines.append(INDENT + f"{t.name} = ({const}{ctype} *)__builtin_assume_aligned({t.name}, {align});")
+        for arg in self.kernel.body.block.args:
+            if arg not in self.used_params:
+                lines.append(INDENT + f"(void){self.values[arg]};")
+        return lines
+
+    # ---- liveness: pure ops whose results nobody needs are not written
+    def live_ops(self) -> set[Operation]:
+        live: set[Operation] = set()
+        work: list[Operation] = []
+        for op in self.kernel.body.walk():
+            if op is self.kernel or not self.is_pure(op):
+                live.add(op)
+                work.append(op)
+        while work:
+            op = work.pop()
+            for operand in op.operands:
+                owner = operand.owner
+                if isinstance(owner, Operation) and owner not in live:
+                    live.add(owner)
+                    work.append(owner)
+        return live
+
+    @staticmethod
+    def is_pure(op: Operation) -> bool:
+        return isinstance(op, LoadOp) or op.name.startswith(_PURE_PREFIXES)
+
+    # ---- blocks and ops
+    def emit_block(self, block: Block, indent: int) -> None:
+        for op in block.ops:
+            if op in self.skip or op not in self.live:
+                continue
+            if isinstance(op, ForOp):
+                self.emit_for(op, indent)
+            elif isinstance(op, LoadOp):
+                name = self.value_name(op.result, f"{self.buffers_name(op.memref, op)}_v")
+                addr = self.address(op.memref, op.map.data, op.indices)
+                self.emit(indent, f"const {self.scalar_type(op.result, op)} {name} = {addr};")
+                self.values[op.result] = name
+            elif isinstance(op, StoreOp):
+                self.buffers_name(op.memref, op)
+                addr = self.address(op.memref, op.map.data, op.indices)
+                self.emit(indent, f"{addr} = {self.ref(op.value)};")
+            elif isinstance(op, AllocOp):
+                self.emit_alloc(op, indent)
+            elif isinstance(op, FreeOp):
+                self.emit(indent, f"free({self.ref(op.memref)});")
+            elif isinstance(op, func.ReturnOp):
+                if op.operands:
+                    raise self.fail("a kernel returns nothing", op)
+            else:
+                self.emit_scalar(op, indent)
+
+    def buffers_name(self, memref: SSAValue, op: Operation) -> str:
+        if memref not in self.buffers:
+            raise self.fail("access to a buffer that is neither a kernel argument nor a loop.alloc", op)
+        return self.buffers[memref].name
+
+    def scalar_type(self, value: SSAValue, op: Operation) -> str:
+        ctype = c_type(value.type)
+        if ctype is None:
+            raise self.fail(f"type {value.type} has no C equivalent", op)
+        return ctype
+
+    def emit_alloc(self, op: AllocOp, indent: int) -> None:
+        name = check_name(op.tensor_name.data, "temporary", op)
+        memref = op.result.type
+        assert isinstance(memref, MemRefType)
+        syms = [self.index_operand(v) for v in op.sizes]
+        var = self.fresh(name)
+        buf = self.make_buffer(var, memref, op.shape.data, syms, op)
+        self.name_strides(buf)
+        self.buffers[op.result] = buf
+        self.values[op.result] = var
+        align = op.align.value.data if op.align is not None else DEFAULT_TEMP_ALIGN
+        if align <= 0 or align & (align - 1):
+            raise self.fail(f"temporary '{name}': alignment {align} is not a power of two", op)
+        align = max(align, 8)  # posix_memalign wants a multiple of sizeof(void *)
+        count = " * ".join(paren(self.affine.expr(e, [], syms)) for e in op.shape.data.results) or "1"
+        self.shared.use("irkit_alloc")
+        self.emit(
+            indent,
+            f"{buf.ctype} *restrict {var} = ({buf.ctype} *)irkit_alloc({count}, sizeof({buf.ctype}), {align}, "
+            f'"{name}");',
+        )
+        self.lines.append(_Deferred(lambda: [INDENT * indent + line for line in self.stride_lines(buf)]))
+
+    # ---- loops
+    def bound(self, amap: AffineMap, operands: Sequence[SSAValue], helper: str) -> str:
+        dims = [self.index_operand(v) for v in operands]
+        parts = [self.affine.expr(e, dims) for e in amap.results]
+        consts = [self.affine.const_value(e, dims) for e in amap.results]
+        if all(c is not None for c in consts):
+            value = max(consts) if helper.startswith("irkit_max") else min(consts)  # type: ignore[type-var]
+            return str(value) if value >= 0 else f"({value})"  # type: ignore[operator]
+        text = parts[0]
+        for part in parts[1:]:
+            self.shared.use(helper)
+            text = f"{helper}({text}, {part})"
+        return text
+
+    def emit_for(self, op: ForOp, indent: int) -> None:
+        lname = check_name(op.loop_name.data, "loop", op)
+        lb = self.bound(op.lower.data, op.lower_operands, "irkit_max_i64")
+        ub = self.bound(op.upper.data, op.upper_operands, "irkit_min_i64")
+        step = op.step_value
+        facts = []
+        if op.stage is not None:
+            facts.append(f"stage {op.stage.data}")
+        pragmas: list[str] = []
+        notes: list[str] = []
+        reductions: list[_Reduction] = []
+        vector = op.vector.value.data if op.vector is not None else 1
+        simd = False
+        if vector > 1:
+            problem, reductions = self.plan_vector(op)
+            if problem is None:
+                simd = True
+            else:
+                notes.append(f"vectorize {vector} not asserted: {problem}")
+        omp: list[str] = []
+        if op.parallel is not None:
+            omp = ["parallel for", "simd"] if simd else ["parallel for"]
+            omp.append("schedule(static)")
+        elif simd:
+            omp = ["simd"]
+        if simd:
+            for red in reductions:
+                omp.append(f"reduction({red.omp}:{{{id(red)}}})")
+            if vector & (vector - 1) == 0:
+                omp.append(f"simdlen({vector})")
+        unroll = op.unroll.value.data if op.unroll is not None else 1
+        if unroll > 1:
+            if omp:
+                notes.append(f"unroll {unroll} not applied: GCC cannot combine it with an OpenMP loop pragma")
+            else:
+                pragmas.append(f"#pragma GCC unroll {min(unroll, MAX_UNROLL)}")
+        # Reductions: the accumulated element lives in a local across the loop.
+        accs: list[tuple[_Reduction, str, str]] = []
+        for red in reductions if simd else ():
+            buf = self.buffers[red.store.memref]
+            acc = self.fresh(f"{buf.name}_acc")
+            addr = self.address(red.load.memref, red.load.map.data, red.load.indices)
+            self.emit(indent, f"{buf.ctype} {acc} = {addr};")
+            accs.append((red, acc, addr))
+            self.skip.update((red.load, red.store))
+            self.values[red.load.result] = acc
+            self.assign[red.combine] = acc
+        self.scopes.append(set())  # the loop variable's scope
+        iv = self.fresh(lname)
+        self.values[op.induction_var] = iv
+        origin = f" ({op.origin.data})" if op.origin is not None else ""
+        parent = op.parent_op()
+        starts_stage = op.stage is not None and not (isinstance(parent, ForOp) and parent.stage == op.stage)
+        if origin or starts_stage or iv != lname:
+            self.emit(indent, "/* " + _comment(", ".join([f"loop {lname}", *facts]) + origin) + " */")
+        for note in notes:
+            self.emit(indent, "/* " + _comment(note) + " */")
+        if omp:
+            text = " ".join(omp)
+            for red, acc, _ in accs:
+                text = text.replace(f"{{{id(red)}}}", acc)
+            pragmas.insert(0, f"#pragma omp {text}")
+        for p in pragmas:
+            self.emit(indent, p)
+        self.emit(indent, f"for (int64_t {iv} = {lb}; {iv} < {ub}; {iv} += {step}) {{")
+        self.scopes.append(set())
+        self.emit_block(op.body.block, indent + 1)
+        self.scopes.pop()
+        self.scopes.pop()
+        self.emit(indent, "}")
+        for _, acc, addr in accs:
+            self.emit(indent, f"{addr} = {acc};")
+
+    def plan_vector(self, op: ForOp) -> tuple[str | None, list[_Reduction]]:
+        """Why `#pragma omp simd` would be wrong for this loop (None: it is right), and its reductions."""
+        inner = [o for o in op.walk() if o is not op]
+        if any(isinstance(o, ForOp | AllocOp | FreeOp) for o in inner):
+            return "its body holds loops or allocations", []
+        body = list(op.body.block.ops)
+        if len(body) != len(inner):
+            return "its body holds nested regions", []
+        iv = op.induction_var
+        defined_inside = {r for o in inner for r in o.results}
+        accesses = [o for o in body if isinstance(o, LoadOp | StoreOp)]
+
+        def same(a: LoadOp | StoreOp, b: LoadOp | StoreOp) -> bool:
+            return a.memref is b.memref and a.map.data == b.map.data and list(a.indices) == list(b.indices)
+
+        reductions: list[_Reduction] = []
+        for st in (o for o in body if isinstance(o, StoreOp)):
+            name = self.buffers_name(st.memref, st)
+            others = [a for a in accesses if a is not st and a.memref is st.memref]
+            if store_depends_on(st, iv):
+                if any(not same(a, st) for a in others):
+                    return f"'{name}' is accessed at two different elements in one iteration", []
+                continue
+            why = f"every iteration writes the same element of '{name}' in a way that is not a simple reduction"
+            if any(v in defined_inside for v in st.indices) or len(others) != 1:
+                return why, []
+            ld = others[0]
+            if not isinstance(ld, LoadOp) or not same(ld, st) or body.index(ld) > body.index(st):
+                return why, []
+            comb = st.value.owner
+            if not isinstance(comb, Operation) or comb not in inner or comb.name not in _REDUCTION_OMP:
+                return why, []
+            if list(comb.operands).count(ld.result) != 1 or not ld.result.has_one_use():
+                return why, []
+            if not comb.results[0].has_one_use():
+                return why, []
+            reductions.append(_Reduction(ld, st, comb, _REDUCTION_OMP[comb.name]))
+        return None, reductions
+
+    # ---- scalar ops
+    def emit_scalar(self, op: Operation, indent: int) -> None:
+        name = op.name
+        if name == "arith.constant":
+            self.emit_constant(op)
+            return
+        if len(op.results) != 1:
+            raise self.fail(f"no C translation for '{name}'", op)
+        result = op.results[0]
+        rtype = result.type
+        ctype = self.scalar_type(result, op)
+        args = [self.ref(v) for v in op.operands]
+        f32 = _is_f32(rtype)
+        expr: str
+        if name in _BINARY:
+            expr = _BINARY[name].format(a=args[0], b=args[1])
+        elif name in ("arith.addi", "arith.subi", "arith.muli"):
+            if ctype == "int32_t":
+                helper = {"arith.addi": "irkit_add_i32", "arith.subi": "irkit_sub_i32", "arith.muli": "irkit_mul_i32"}[
+                    name
+                ]
+                self.shared.use(helper)
+                expr = f"{helper}({args[0]}, {args[1]})"
+            else:
+                sym = {"arith.addi": "+", "arith.subi": "-", "arith.muli": "*"}[name]
+                expr = f"{args[0]} {sym} {args[1]}"
+        elif name == "arith.negf":
+            expr = f"-{paren(args[0])}" if not args[0].startswith("(") else f"-{args[0]}"
+        elif name in ("arith.maximumf", "arith.minimumf", "arith.maxnumf", "arith.minnumf"):
+            if name.endswith("numf"):
+                fn = ("fmax" if "max" in name else "fmin") + ("f" if f32 else "")
+                self.shared.math = True
+            else:
+                fn = "irkit_" + ("maximum" if "max" in name else "minimum") + ("f" if f32 else "")
+                self.shared.use(fn)
+            expr = f"{fn}({args[0]}, {args[1]})"
+        elif name in ("arith.maxsi", "arith.minsi"):
+            width = "i32" if ctype == "int32_t" else "i64"
+            fn = f"irkit_{'max' if name == 'arith.maxsi' else 'min'}_{width}"
+            self.shared.use(fn)
+            expr = f"{fn}({args[0]}, {args[1]})"
+        elif name in _MATH:
+            fn = _MATH[name] + ("f" if f32 else "")
+            self.shared.math = True
+            expr = f"{fn}({', '.join(args)})"
+        elif name == "math.rsqrt":
+            self.shared.math = True
+            expr = f"{'1.0f' if f32 else '1.0'} / {'sqrtf' if f32 else 'sqrt'}({args[0]})"
+        elif name == "arith.cmpf":
+            pred = _cmp_name(op, "f")
+            expr = _CMPF[pred].format(a=args[0], b=args[1])
+        elif name == "arith.cmpi":
+            pred = _cmp_name(op, "i")
+            unsigned = "uint32_t" if c_type(op.operands[0].type) == "int32_t" else "uint64_t"
+            expr = _CMPI[pred].format(a=args[0], b=args[1], u=unsigned)
+        elif name == "arith.select":
+            expr = f"{args[0]} ? {args[1]} : {args[2]}"
+        elif name in _CASTS:
+            expr = f"({ctype}){args[0]}"
+        else:
+            raise self.fail(f"no C translation for '{name}'", op)
+        if op in self.assign:
+            acc = self.assign[op]
+            self.emit(indent, f"{acc} = {expr};")
+            self.values[result] = acc
+            return
+        var = self.value_name(result)
+        self.emit(indent, f"const {ctype} {var} = {expr};")
+        self.values[result] = var
+
+    def emit_constant(self, op: Operation) -> None:
+        value = op.properties.get("value") or op.attributes.get("value")
+        result = op.results[0]
+        if isinstance(value, FloatAttr):
+            text = float_literal(value.value.data, result.type)
+            if "INFINITY" in text or "NAN" in text:
+                self.shared.math = True
+        elif isinstance(value, IntegerAttr):
+            text = int_literal(value.value.data, result.type)
+            if isinstance(result.type, IndexType | IntegerType):
+                self.consts[result] = value.value.data
+        else:
+            raise self.fail(f"unsupported constant {value}", op)
+        self.values[result] = text
+
+
+def _mentions(text: str, name: str) -> bool:
+    return re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", text) is not None
+
+
+def _cmp_name(op: Operation, kind: str) -> str:
+    table = CMPF_COMPARISON_OPERATIONS if kind == "f" else CMPI_COMPARISON_OPERATIONS
+    pred = op.properties["predicate"]
+    assert isinstance(pred, IntegerAttr)
+    return table[pred.value.data]
+
+
+# ------------------------------------------------------------------ module
+
+
+def emit_c(module: ModuleOp) -> str:
+    """C99 source for every kernel of a loop-level module; `DiagnosticError` for what C cannot hold."""
+    kernels: list[func.FuncOp] = []
+    for op in module.body.block.ops:
+        if isinstance(op, func.FuncOp):
+            if op.is_declaration:
+                raise DiagnosticError([at_op("error", "C backend: a kernel declaration has no body", op)])
+            kernels.append(op)
+        else:
+            raise DiagnosticError(
+                [
+                    at_op(
+                        "error",
+                        f"C backend: '{op.name}' is not loop-level IR; lower it first "
+                        "(irkit-opt -p lower-design,lower-tensorop)",
+                        op,
+                    )
+                ]
+            )
+    for kernel in kernels:
+        for op in kernel.body.walk():
+            if op.name.startswith(("design.", "tensorop.")):
+                raise DiagnosticError(
+                    [at_op("error", f"C backend: '{op.name}' is not loop-level IR; run lower-tensorop first", op)]
+                )
+    if not kernels:
+        raise DiagnosticError([Diagnostic("error", "C backend: the module holds no kernel function", "<module>")])
+    shared = _Module()
+    bodies: list[list[str]] = []
+    seen: set[str] = set()
+    for kernel in kernels:
+        name = kernel.sym_name.data
+        if name in seen:
+            raise DiagnosticError([at_op("error", f"C backend: two kernels are called '{name}'", kernel)])
+        seen.add(name)
+        bodies.append(KernelEmitter(kernel, shared).run())
+    return assemble(kernels, shared, bodies)
+
+
+def assemble(kernels: list[func.FuncOp], shared: _Module, bodies: list[list[str]]) -> str:
+    names = ", ".join(k.sym_name.data for k in kernels)
+    docs = sorted({k.location.filename.data for k in kernels if isinstance(k.location, FileLineColLoc)})
+    source = f" from {', '.join(docs)}" if docs else ""
+    out = [
+        "/* " + _comment(f"Generated by irkit{source}: kernel{'s' if len(kernels) > 1 else ''} {names}.") + " */",
+        f"/* C99 with OpenMP: cc -std={C_STD} -fopenmp. Do not edit; regenerate from the document. */",
+    ]
+    if shared.alloc:
+        out.append("#define _POSIX_C_SOURCE 200112L /* posix_memalign */")
+    out.append("#include <stdint.h>")
+    if shared.alloc:
+        out += ["#include <stdio.h>", "#include <stdlib.h>"]
+    if shared.math:
+        out.append("#include <math.h>")
+    out.append("")
+    for helper in _HELPERS:
+        if helper in shared.helpers:
+            out.append(_HELPERS[helper])
+    if shared.helpers:
+        out.append("")
+    for i, body in enumerate(bodies):
+        if i:
+            out.append("")
+        out.extend(body)
+    return "\n".join(out) + "\n"
