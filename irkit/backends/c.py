@@ -943,7 +943,9 @@ class KernelEmitter:
         self.values[result] = var
 
     def emit_constant(self, op: Operation) -> None:
-        value = op.properties.get("value") or op.attributes.get("value")
+        value = op.properties.get("value")
+        if value is None:
+            value = op.attributes.get("value")
         result = op.results[0]
         if isinstance(value, FloatAttr):
             text = float_literal(value.value.data, result.type)

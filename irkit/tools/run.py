@@ -187,8 +187,9 @@ def format_report(r: dict) -> str:
         for name, res in c["outputs"].items():
             verdict = "ok" if res["ok"] else "MISMATCH"
             lines.append(
-                f"  check {name}: {verdict}  max abs err {res['max_abs']:.3g}, max rel err {res['max_rel']:.3g} "
-                f"(tolerance atol {res['atol']:.3g}, rtol {res['rtol']:.3g}; reduction length {res['reduction_length']})"
+                f"  check {name}: {verdict}  max abs err {res['max_abs']:.3g}, max rel err {res['max_rel']:.3g}; "
+                f"passes if |err| <= {res['atol']:.3g} + {res['rtol']:.3g}*|expected| "
+                f"(reduction length {res['reduction_length']})"
             )
             if not res["ok"] and res["worst_index"] is not None:
                 lines.append(
