@@ -29,8 +29,9 @@ import numpy as np
 
 from irkit.diagnostics import Diagnostic, DiagnosticError
 
-# Warm-up runs before timing: the first call pays for page faults and thread start.
-WARMUP = 2
+# Warm-up before timing: the first call pays for page faults and thread start;
+# a second warm-up run is added when a call is short enough to be cheap.
+WARMUP_SECONDS = 0.2
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -44,7 +45,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--emit", choices=("c", "mlir"), help="print the generated C or the loop IR and stop")
     p.add_argument("--json", action="store_true", help="print the report as one JSON object")
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
-    p.add_argument("--repeat", type=int, default=10, help="least number of timed runs (default 10)")
+    p.add_argument("--repeat", type=int, default=3, help="least number of timed runs (default 3)")
     p.add_argument("--min-time", type=float, default=1.0, help="least total timed seconds (default 1.0)")
     p.add_argument("--cflags", help="C compiler flags replacing the defaults, e.g. '-O2 -fopenmp'")
 
@@ -89,7 +90,9 @@ def time_kernel(kernel, inputs: dict[str, np.ndarray], sizes: dict[str, int], re
         arrays[name] = buf
     for name in kernel.outputs():
         arrays[name] = compiled.empty(name, sizes)
-    for _ in range(WARMUP):
+    t0 = time.perf_counter()
+    compiled(arrays, sizes)
+    if time.perf_counter() - t0 < WARMUP_SECONDS:
         compiled(arrays, sizes)
     times: list[float] = []
     start = time.perf_counter()
@@ -147,7 +150,6 @@ def run(args: argparse.Namespace) -> int:
         q = statistics.quantiles(times, n=4) if len(times) >= 2 else [median, median, median]
         report["bench"] = {
             "runs": len(times),
-            "warmup": WARMUP,
             "median_s": median,
             "min_s": min(times),
             "max_s": max(times),
