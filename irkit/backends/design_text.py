@@ -246,6 +246,10 @@ def format_directive(op: Operation) -> str:
         return f"vectorize {op.loop.data}{width}"
     if isinstance(op, d.UnrollOp):
         return f"unroll {op.loop.data} by {op.factor.value.data}"
+    if isinstance(op, d.UnrollJamOp):
+        return f"unroll_jam {op.loop.data} by {op.factor.value.data}"
+    if isinstance(op, d.PackOp):
+        return f"pack {op.tensor.data} at {op.loop.data}"
     if isinstance(op, d.ComputeAtOp):
         return f"compute_at {op.stage.data}.{op.loop.data}"
     if isinstance(op, d.ComputeRootOp):
@@ -260,6 +264,8 @@ def format_assumption(op: Operation) -> str:
         return f"aligned({op.tensor.data}, {op.alignment.value.data})"
     if isinstance(op, d.AssumeNoAliasOp):
         return f"noalias({', '.join(d.str_list(op.tensors))})"
+    if isinstance(op, d.AssumeRelaxedMathOp):
+        return "relaxed_math"
     raise DesignPrintError(f"'{op.name}' is not an assumption")
 
 
@@ -296,7 +302,7 @@ def hardware_lines(op: d.HardwareOp, indent: str = "") -> list[str]:
 
 # --- documents -------------------------------------------------------------------
 
-_GROUPED = (d.SizeOp, d.LayoutOp, (d.AssumeDivisibleOp, d.AssumeAlignedOp, d.AssumeNoAliasOp))
+_GROUPED = (d.SizeOp, d.LayoutOp, d.ASSUME_OPS)
 
 
 def _category(op: Operation) -> str:
@@ -304,7 +310,7 @@ def _category(op: Operation) -> str:
         return "statement"
     if isinstance(op, (d.HardwareRefOp, d.HardwareOp)):
         return "hardware"
-    if isinstance(op, (d.AssumeDivisibleOp, d.AssumeAlignedOp, d.AssumeNoAliasOp)):
+    if isinstance(op, d.ASSUME_OPS):
         return "assume"
     return op.name
 
@@ -327,7 +333,7 @@ def _group_lines(group: list[Operation], indent: str) -> list[str]:
         return [f"{indent}sizes {{ {', '.join(format_size(s) for s in group)} }}"]  # type: ignore[arg-type]
     if isinstance(op, d.LayoutOp):
         return [f"{indent}layout {{", *(inner + format_layout(e) for e in group), f"{indent}}}"]  # type: ignore[arg-type]
-    if isinstance(op, (d.AssumeDivisibleOp, d.AssumeAlignedOp, d.AssumeNoAliasOp)):
+    if isinstance(op, d.ASSUME_OPS):
         return [f"{indent}assume {{ {'; '.join(format_assumption(a) for a in group)} }}"]
     if isinstance(op, d.DocOp):
         return [f"{indent}doc {escape_string(op.text.data)}"]

@@ -35,8 +35,9 @@ def suggest(name: str, candidates: list[str]) -> str:
 class LoopNest:
     """The loops of one stage while its directives are replayed."""
 
-    def __init__(self, stage: str, loops: list[str], reductions: set[str]):
+    def __init__(self, stage: str, loops: list[str], reductions: set[str], reads: list[str] | None = None):
         self.stage = stage
+        self.reads = list(reads or [])
         self.loops = list(loops)
         self.reductions = set(reductions)
         self.gone: dict[str, tuple[str, Operation]] = {}  # loop -> (what replaced it, where)
@@ -110,7 +111,7 @@ def check_schedules(
             diags.append(at_op("error", f"stage '{name}' has two schedules (first at line {_line(seen[name])})", sched, name))
             continue
         seen[name] = sched
-        nest = LoopNest(name, stages[name].loops, stages[name].reduction_loops)
+        nest = LoopNest(name, stages[name].loops, stages[name].reduction_loops, stages[name].reads)
         vectorized: list[d.VectorizeOp] = []
         root: d.ComputeRootOp | None = None
         at: d.ComputeAtOp | None = None
@@ -244,3 +245,22 @@ def replay(nest: LoopNest, op: Operation, vectorized: list[d.VectorizeOp]) -> No
     elif isinstance(op, d.UnrollOp):
         if nest.positive("unroll factor", op.factor.value.data, op):
             nest.require(op.loop.data, op)
+    elif isinstance(op, d.UnrollJamOp):
+        loop = op.loop.data
+        if nest.positive("unroll_jam factor", op.factor.value.data, op) and nest.require(loop, op):
+            if nest.loops[-1] == loop:
+                nest.error(
+                    f"unroll_jam '{loop}': '{loop}' is the innermost loop, so there is nothing to jam it into; "
+                    "use unroll",
+                    op,
+                    loop,
+                )
+    elif isinstance(op, d.PackOp):
+        nest.require(op.loop.data, op)
+        if op.tensor.data not in nest.reads:
+            nest.error(
+                f"pack '{op.tensor.data}': stage '{nest.stage}' does not read '{op.tensor.data}'"
+                + (f"; it reads: {', '.join(sorted(set(nest.reads)))}" if nest.reads else ""),
+                op,
+                op.tensor.data,
+            )

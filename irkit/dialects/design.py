@@ -505,6 +505,37 @@ class UnrollOp(IRDLOperation):
 
 
 @irdl_op_definition
+class UnrollJamOp(IRDLOperation):
+    """`unroll_jam ii by 4`: register blocking of an outer loop into the loops inside it."""
+
+    name = "design.unroll_jam"
+    loop = prop_def(StringAttr)
+    factor = prop_def(IntegerAttr[I64])
+    traits = lazy_traits_def(_in_schedule)
+    assembly_format = "$loop `by` $factor attr-dict"
+
+    def __init__(self, loop: str, factor: int):
+        super().__init__(properties={"loop": StringAttr(loop), "factor": IntegerAttr(factor, i64)})
+
+    def verify_(self) -> None:
+        _check_positive("unroll_jam factor", self.factor.value.data)
+
+
+@irdl_op_definition
+class PackOp(IRDLOperation):
+    """`pack B at ko`: copy the tile of B read inside loop ko into a contiguous buffer."""
+
+    name = "design.pack"
+    tensor = prop_def(StringAttr)
+    loop = prop_def(StringAttr)
+    traits = lazy_traits_def(_in_schedule)
+    assembly_format = "$tensor `at` $loop attr-dict"
+
+    def __init__(self, tensor: str, loop: str):
+        super().__init__(properties={"tensor": StringAttr(tensor), "loop": StringAttr(loop)})
+
+
+@irdl_op_definition
 class ComputeAtOp(IRDLOperation):
     """`compute_at out.xo`: compute this stage inside a loop of a consumer."""
 
@@ -651,6 +682,17 @@ class AssumeNoAliasOp(IRDLOperation):
 
 
 @irdl_op_definition
+class AssumeRelaxedMathOp(IRDLOperation):
+    """`assume { relaxed_math }`: a few ulps of error buy fast exp/sqrt and reassociation."""
+
+    name = "design.assume_relaxed_math"
+    assembly_format = "attr-dict"
+
+    def __init__(self):
+        super().__init__()
+
+
+@irdl_op_definition
 class MetricOp(IRDLOperation):
     """`metric latency`: what the schedule is meant to optimise."""
 
@@ -666,7 +708,19 @@ class MetricOp(IRDLOperation):
             raise VerifyException(f"metric must be one of {', '.join(METRICS)}, got '{self.metric.data}'")
 
 
-DIRECTIVE_OPS = (SplitOp, TileOp, ReorderOp, ParallelOp, VectorizeOp, UnrollOp, ComputeAtOp, ComputeRootOp)
+DIRECTIVE_OPS = (
+    SplitOp,
+    TileOp,
+    ReorderOp,
+    ParallelOp,
+    VectorizeOp,
+    UnrollOp,
+    UnrollJamOp,
+    PackOp,
+    ComputeAtOp,
+    ComputeRootOp,
+)
+ASSUME_OPS = (AssumeDivisibleOp, AssumeAlignedOp, AssumeNoAliasOp, AssumeRelaxedMathOp)
 
 Design = Dialect(
     "design",
@@ -689,6 +743,7 @@ Design = Dialect(
         AssumeDivisibleOp,
         AssumeAlignedOp,
         AssumeNoAliasOp,
+        AssumeRelaxedMathOp,
         MetricOp,
     ],
     [],

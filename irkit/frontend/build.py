@@ -314,6 +314,10 @@ class DesignBuilder:
             op = d.UnrollOp(str(ch[0]), self.int_(ch[1]))
         elif kind == "compute_at":
             op = d.ComputeAtOp(str(ch[0]), str(ch[1]))
+        elif kind == "unroll_jam":
+            op = d.UnrollJamOp(str(ch[0]), self.int_(ch[1]))
+        elif kind == "pack":
+            op = d.PackOp(str(ch[0]), str(ch[1]))
         elif kind == "compute_root":
             op = d.ComputeRootOp()
         else:
@@ -354,6 +358,8 @@ class DesignBuilder:
             op: Operation = d.AssumeDivisibleOp(str(size), self.int_(divisor))
         elif node.data == "aligned":
             op = d.AssumeAlignedOp(str(ch[0]), self.int_(ch[1]))
+        elif node.data == "relaxed_math":
+            op = d.AssumeRelaxedMathOp()
         else:
             op = d.AssumeNoAliasOp([str(t) for t in ch])
         return self.located(op, node)

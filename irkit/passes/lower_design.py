@@ -27,6 +27,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     ModuleOp,
     StringAttr,
+    UnitAttr,
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
@@ -106,6 +107,7 @@ def assume_attr(ops: list[Operation]) -> DictionaryAttr:
     divisible: dict[str, Attribute] = {}
     aligned: dict[str, Attribute] = {}
     noalias: list[Attribute] = []
+    relaxed = False
     for op in ops:
         if isinstance(op, d.AssumeDivisibleOp):
             divisible[op.size.data] = op.divisor
@@ -113,9 +115,16 @@ def assume_attr(ops: list[Operation]) -> DictionaryAttr:
             aligned[op.tensor.data] = op.alignment
         elif isinstance(op, d.AssumeNoAliasOp):
             noalias.append(op.tensors)
-    return DictionaryAttr(
-        {"divisible": DictionaryAttr(divisible), "aligned": DictionaryAttr(aligned), "noalias": ArrayAttr(noalias)}
-    )
+        elif isinstance(op, d.AssumeRelaxedMathOp):
+            relaxed = True
+    attrs: dict[str, Attribute] = {
+        "divisible": DictionaryAttr(divisible),
+        "aligned": DictionaryAttr(aligned),
+        "noalias": ArrayAttr(noalias),
+    }
+    if relaxed:
+        attrs["relaxed_math"] = UnitAttr()
+    return DictionaryAttr(attrs)
 
 
 @dataclass
