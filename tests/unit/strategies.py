@@ -24,8 +24,8 @@ from hypothesis import strategies as st
 KEYWORDS = frozenset(
     """
     design doc sizes tensor f32 f64 i32 input output temp layout row_major col_major order align
-    schedule split tile by reorder parallel vectorize unroll compute_at compute_root hardware cache dram
-    assume aligned noalias metric max min exp sqrt
+    schedule split tile by reorder parallel vectorize unroll unroll_jam pack at compute_at compute_root hardware
+    cache dram assume aligned noalias relaxed_math metric max min exp sqrt
     bits B KiB MiB GiB KB MB GB Hz kHz MHz GHz ns cycles
     """.split()
 )
@@ -272,7 +272,10 @@ def layout_item(draw, tensors: list[str]) -> Tokens:
 @st.composite
 def directive(draw, loops: st.SearchStrategy[str]) -> Tokens:
     kind = draw(
-        st.sampled_from(["split", "tile", "reorder", "parallel", "vectorize", "unroll", "compute_at", "compute_root"])
+        st.sampled_from(
+            ["split", "tile", "reorder", "parallel", "vectorize", "unroll", "unroll_jam", "pack", "compute_at",
+             "compute_root"]
+        )
     )
     if kind == "split":
         tokens = ["split", draw(loops), "by", draw(positive_int())]
@@ -293,8 +296,10 @@ def directive(draw, loops: st.SearchStrategy[str]) -> Tokens:
     if kind == "vectorize":
         width = ["by", draw(st.sampled_from(["4", "8", "16"]))] if draw(st.booleans()) else []
         return ["vectorize", draw(loops), *width]
-    if kind == "unroll":
-        return ["unroll", draw(loops), "by", draw(positive_int())]
+    if kind in ("unroll", "unroll_jam"):
+        return [kind, draw(loops), "by", draw(positive_int())]
+    if kind == "pack":
+        return ["pack", draw(names), "at", draw(loops)]
     if kind == "compute_at":
         return ["compute_at", draw(names), ".", draw(loops)]
     return ["compute_root"]
@@ -362,8 +367,10 @@ def assume_item(draw, sizes: list[str], tensors: list[str]) -> Tokens:
     tensor = st.sampled_from(tensors) | names if tensors else names
     entries = []
     for _ in range(draw(st.integers(0, 4))):
-        kind = draw(st.sampled_from(["divisible", "aligned", "noalias"]))
-        if kind == "divisible":
+        kind = draw(st.sampled_from(["divisible", "aligned", "noalias", "relaxed_math"]))
+        if kind == "relaxed_math":
+            entries.append(["relaxed_math"])
+        elif kind == "divisible":
             entries.append([draw(size), "%", draw(positive_int()), "==", draw(st.sampled_from(["0", "+0", "-0"]))])
         elif kind == "aligned":
             entries.append(["aligned", "(", draw(tensor), ",", draw(st.sampled_from(["16", "64", "128"])), ")"])
