@@ -62,6 +62,15 @@ class NamedOpSpec:
         result, _ = self.shape_fn(shapes, values)
         return result
 
+    def reduction_loops(self, result_rank: int, params: dict[str, Attribute]) -> set[str]:
+        """Loops whose iterations combine into one element: those beyond the result's
+        dimensions, and for softmax the normalised axis (its max and sum run along it)."""
+        loops = self.loops(result_rank, params)
+        if self.name == "softmax":
+            axis = int(self.values(params)["axis"])  # type: ignore[call-overload]
+            return {loops[axis % result_rank]}
+        return set(loops[result_rank:])
+
     def loops(self, result_rank: int, params: dict[str, Attribute]) -> list[str]:
         """Loop names of this operation's nest, for schedules."""
         if self.loops_fn is None:

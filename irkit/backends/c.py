@@ -25,10 +25,21 @@ with the arguments in the function's order.  Conventions, and why:
 - **Loops.**  `for (int64_t i = lb; i < ub; i += step)`, max/min bounds via
   helpers.  `parallel` -> `#pragma omp parallel for schedule(static)`;
   `vector N` -> `#pragma omp simd simdlen(N)` (simdlen only for powers of
-  two).  A vectorized loop that accumulates into one element (a reduction,
+  two) with `aligned(...)` for the buffers it walks whose first element has
+  a known alignment, under a `/* loop j, ..., vector N */` comment.  A
+  vectorized loop that accumulates into one element (a reduction,
   `s[i] += X[i, j]` along j) gets the element in a local with a
-  `reduction(op:acc)` clause; a vector loop whose iterations might depend
-  on each other otherwise gets no pragma and a comment saying why.
+  `reduction(op:acc)` clause (float max/min: a declared reduction, since
+  OpenMP's `max` drops NaNs); a vector loop whose iterations might depend on
+  each other (two elements of one buffer, a store whose element may repeat
+  across iterations, a non-simple reduction) gets no pragma and a comment
+  saying why.  gcc vectorizes every loop that gets the pragma unless its body
+  calls a libm function without a vector version (`exp` without
+  `relaxed_math`): `tests/unit/test_c_vector.py` checks its
+  `-fopt-info-vec` report.  Under `relaxed_math` `exp` is `irkit_fast_expf`
+  / `irkit_fast_exp` (`irkit.backends.c_math`); vector loops that write an
+  output nobody reads contiguously may use streaming stores
+  (`KernelEmitter.plan_stream`).
   `unroll N` -> `#pragma GCC unroll N`, except on a loop that already has an
   OpenMP pragma (GCC cannot combine them; a comment says so).
 - **Values.**  Every SSA value is a `const` local; constants are inlined
@@ -53,6 +64,8 @@ from dataclasses import dataclass, field
 from xdsl.dialects import func
 from xdsl.dialects.arith import CMPF_COMPARISON_OPERATIONS, CMPI_COMPARISON_OPERATIONS
 from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
     FileLineColLoc,
     Float32Type,
     Float64Type,
@@ -62,6 +75,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
     ModuleOp,
+    StringAttr,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.ir.affine import (
@@ -74,8 +88,9 @@ from xdsl.ir.affine import (
     AffineSymExpr,
 )
 
+from irkit.backends import c_math, c_simd
 from irkit.diagnostics import Diagnostic, DiagnosticError, at_op
-from irkit.dialects.loop import AllocOp, ForOp, FreeOp, LoadOp, StoreOp, store_depends_on
+from irkit.dialects.loop import AllocOp, ForOp, FreeOp, LoadOp, StoreOp, linear_form, store_depends_on
 from irkit.kernel_abi import DTYPE_OF, kernel_args, layout_order
 from irkit.names import check_name, is_c_name
 
@@ -131,6 +146,26 @@ _HELPERS: dict[str, str] = {
     ),
     "irkit_maximum": "static inline double irkit_maximum(double a, double b) { return (a > b || a != a) ? a : b; }",
     "irkit_minimum": "static inline double irkit_minimum(double a, double b) { return (a < b || a != a) ? a : b; }",
+    # Float max/min reductions of vector loops: OpenMP's built-in `max`/`min` combine the
+    # lanes' partial results with an operator whose NaN behaviour is unspecified (gcc
+    # loses the NaN and can even return the identity); these combine them as the loop does.
+    # Identities: -inf/+inf for the NaN-propagating helpers, NaN for fmax/fmin.
+    **{
+        f"irkit_red_{fn}": (
+            f"#pragma omp declare reduction({fn} : {t} : omp_out = {fn}(omp_out, omp_in)) "
+            f"initializer(omp_priv = {init})"
+        )
+        for fn, t, init in (
+            ("irkit_maximumf", "float", "(-INFINITY)"),
+            ("irkit_minimumf", "float", "INFINITY"),
+            ("irkit_maximum", "double", "(-INFINITY)"),
+            ("irkit_minimum", "double", "INFINITY"),
+            ("fmaxf", "float", "NAN"),
+            ("fminf", "float", "NAN"),
+            ("fmax", "double", "NAN"),
+            ("fmin", "double", "NAN"),
+        )
+    },
     "irkit_add_i32": (
         "/* Wrapping i32 arithmetic, as arith's (signed overflow is undefined in C). */\n"
         "static inline int32_t irkit_add_i32(int32_t a, int32_t b) { return (int32_t)((uint32_t)a + (uint32_t)b); }"
@@ -313,6 +348,8 @@ class _Buffer:
     strides: list[str | None]  # per logical dim: the stride variable, None for unit stride
     stride_exprs: list[str | None]  # their definitions
     used: set[int] = field(default_factory=set)
+    align: int | None = None  # bytes the first element is known to be aligned to (vector loops' `aligned`)
+    elements: str | None = None  # an output argument's element count (C text over the sizes), for streaming
 
 
 class _Deferred:
@@ -452,6 +489,9 @@ class KernelEmitter:
         self.skip: set[Operation] = set()
         self.assign: dict[Operation, str] = {}
         self.counter = 0
+        self.relaxed = relaxed_math(kernel)
+        self.redirect: dict[StoreOp, str] = {}  # stores written elsewhere (a streaming chunk)
+        self.simd = c_simd.SimdEmitter(self)  # explicit vector loops and register tiles
 
     # ---- diagnostics and names
     def fail(self, message: str, op: Operation) -> DiagnosticError:
@@ -536,7 +576,10 @@ class KernelEmitter:
     def address(self, memref: SSAValue, amap: AffineMap, indices: Sequence[SSAValue]) -> str:
         buf = self.buffers[memref]
         self.ref(memref)
-        dims = [self.index_operand(v) for v in indices]
+        # Only the indices the map uses are referenced: a reduction's accumulator is
+        # addressed before its loop, whose variable is an (unused) operand of the map.
+        used = set().union(*(r.used_dims() for r in amap.results))
+        dims = [self.index_operand(v) if k in used else 0 for k, v in enumerate(indices)]
         parts: list[str] = []
         for d in layout_order(memref.type):  # type: ignore[arg-type]
             idx = self.affine.expr(amap.results[d], dims)
@@ -600,6 +643,9 @@ class KernelEmitter:
         self.scopes[0].add(c_symbol(kname))
         for t in tensors:
             buf = self.make_buffer(t.name, t.memref, t.shape, list(size_names), k)
+            buf.align = t.align
+            if t.role == "output":
+                buf.elements = " * ".join(paren(self.affine.expr(e, [], size_names)) for e in t.shape.results) or "1"
             self.name_strides(buf)
             self.buffers[t.value] = buf
             self.used_params.discard(t.value)
@@ -691,6 +737,8 @@ class KernelEmitter:
         for op in block.ops:
             if op in self.skip or op not in self.live:
                 continue
+            if self.simd.emit_op(op, indent):
+                continue
             if isinstance(op, ForOp):
                 self.emit_for(op, indent)
             elif isinstance(op, LoadOp):
@@ -700,7 +748,7 @@ class KernelEmitter:
                 self.values[op.result] = name
             elif isinstance(op, StoreOp):
                 self.buffers_name(op.memref, op)
-                addr = self.address(op.memref, op.map.data, op.indices)
+                addr = self.redirect.get(op) or self.address(op.memref, op.map.data, op.indices)
                 self.emit(indent, f"{addr} = {self.ref(op.value)};")
             elif isinstance(op, AllocOp):
                 self.emit_alloc(op, indent)
@@ -737,6 +785,7 @@ class KernelEmitter:
         if align <= 0 or align & (align - 1):
             raise self.fail(f"temporary '{name}': alignment {align} is not a power of two", op)
         align = max(align, 8)  # posix_memalign wants a multiple of sizeof(void *)
+        buf.align = align
         count = " * ".join(paren(self.affine.expr(e, [], syms)) for e in op.shape.data.results) or "1"
         self.shared.use("irkit_alloc")
         self.emit(
@@ -790,6 +839,9 @@ class KernelEmitter:
                 omp.append(f"reduction({red.omp}:{{{id(red)}}})")
             if vector & (vector - 1) == 0:
                 omp.append(f"simdlen({vector})")
+            omp.extend(self.aligned_clauses(op))
+        if vector > 1:
+            facts.append(f"vector {vector}")
         unroll = op.unroll.value.data if op.unroll is not None else 1
         if unroll > 1:
             if omp:
@@ -813,7 +865,7 @@ class KernelEmitter:
         origin = f" ({op.origin.data})" if op.origin is not None else ""
         parent = op.parent_op()
         starts_stage = op.stage is not None and not (isinstance(parent, ForOp) and parent.stage == op.stage)
-        if origin or starts_stage or iv != lname:
+        if origin or starts_stage or iv != lname or vector > 1:
             self.emit(indent, "/* " + _comment(", ".join([f"loop {lname}", *facts]) + origin) + " */")
         for note in notes:
             self.emit(indent, "/* " + _comment(note) + " */")
@@ -822,6 +874,11 @@ class KernelEmitter:
             for red, acc, _ in accs:
                 text = text.replace(f"{{{id(red)}}}", acc)
             pragmas.insert(0, f"#pragma omp {text}")
+        stream = self.plan_stream(op) if simd and not reductions else None
+        if stream is not None:
+            self.emit_streaming(op, indent, iv, lb, ub, pragmas, stream)
+            self.scopes.pop()
+            return
         for p in pragmas:
             self.emit(indent, p)
         self.emit(indent, f"for (int64_t {iv} = {lb}; {iv} < {ub}; {iv} += {step}) {{")
@@ -832,6 +889,158 @@ class KernelEmitter:
         self.emit(indent, "}")
         for _, acc, addr in accs:
             self.emit(indent, f"{addr} = {acc};")
+
+    def plan_stream(self, op: ForOp) -> StoreOp | None:
+        """The store of a vector loop that may be streaming (non-temporal), or None.
+
+        Streaming stores write whole vectors around the caches: for an output
+        that the kernel writes once and never reads, and that is too large to
+        stay in cache anyway, they save the read of each line before it is
+        written (a triad moves 16 bytes per element instead of 20).  Eligible: a
+        vector loop (simd, no reduction, not itself parallel, step 1) with one
+        store, to an output argument of f32/f64 that no load in the kernel reads,
+        at an element contiguous in the loop (its innermost storage index is the
+        loop variable plus loop-invariant terms).  Whether to stream is decided
+        at run time, per loop entry: when the output has at least
+        `IRKIT_NT_MIN_BYTES` (see `stream_threshold`).
+        """
+        if op.parallel is not None or op.step_value != 1:
+            return None
+        body = list(op.body.block.ops)
+        stores = [o for o in body if isinstance(o, StoreOp)]
+        if len(stores) != 1:
+            return None
+        st = stores[0]
+        buf = self.buffers.get(st.memref)
+        if buf is None or buf.elements is None or buf.ctype not in ("float", "double"):
+            return None
+        if any(isinstance(o, LoadOp) and o.memref is st.memref for o in self.kernel.body.walk()):
+            return None
+        iv = op.induction_var
+        inside = {r for o in body for r in o.results}
+        if any(v in inside for v in st.indices):
+            return None
+        inner = layout_order(st.memref.type)[-1]  # type: ignore[arg-type]
+        for d, result in enumerate(st.map.data.results):
+            used = {pos for pos in result.used_dims() if st.indices[pos] is iv}
+            if d != inner:
+                if used:
+                    return None
+                continue
+            form = linear_form(result)
+            if form is None or sum(k for pos, k in form[0].items() if st.indices[pos] is iv) != 1:
+                return None
+        return st
+
+    def emit_streaming(
+        self, op: ForOp, indent: int, iv: str, lb: str, ub: str, pragmas: list[str], st: StoreOp
+    ) -> None:
+        """A vector loop whose output may be streamed: at run time, when the output is large,
+        the iterations from the first vector-aligned element on go in chunks of one vector,
+        computed into an aligned local (a register) and stored with a streaming store; the
+        iterations before and after them, or all when not streaming, run as the plain loop."""
+        buf = self.buffers[st.memref]
+        f32 = buf.ctype == "float"
+        lanes = "IRKIT_LANES_F32" if f32 else "IRKIT_LANES_F64"
+        self.shared.use("irkit_stream")
+        self.shared.use("irkit_min_i64")
+        for arg in self.kernel.body.block.args:
+            if isinstance(arg.type, IndexType) and _mentions(buf.elements or "", self.values[arg]):
+                self.used_params.add(arg)
+        threshold = stream_threshold(self.kernel)
+        self.scopes.append(set())
+        lo, hi, a, b, v, c = (self.fresh(f"{iv}_{x}") for x in ("lo", "hi", "a", "b", "skip", "c"))
+        chunk = self.fresh(f"{buf.name}_v")
+
+        def address(at: str) -> str:
+            self.values[op.induction_var] = at
+            return self.address(st.memref, st.map.data, st.indices)
+
+        def body(start: str, stop: str, lines: list[str], at: int) -> None:
+            for p in lines:
+                self.emit(at, p)
+            self.scopes.append({iv})
+            self.values[op.induction_var] = iv
+            self.emit(at, f"for (int64_t {iv} = {start}; {iv} < {stop}; {iv} += 1) {{")
+            self.scopes.append(set())
+            self.emit_block(op.body.block, at + 1)
+            self.scopes.pop()
+            self.scopes.pop()
+            self.emit(at, "}")
+
+        note = (
+            f"streaming stores to '{buf.name}' if it has at least {threshold} bytes, the last cache "
+            "(-DIRKIT_NT_MIN_BYTES=n overrides; irkit/backends/c_math.py)"
+        )
+        self.emit(indent, "/* " + _comment(note) + " */")
+        self.emit(indent, "{")
+        i1, i2 = indent + 1, indent + 2
+        self.emit(i1, f"const int64_t {lo} = {lb};")
+        self.emit(i1, f"const int64_t {hi} = {ub};")
+        self.emit(i1, f"int64_t {a} = {hi};")
+        self.emit(i1, f"int64_t {b} = {hi};")
+        self.lines.append("#if IRKIT_VEC_BYTES")
+        first = address(lo)
+        size = f"(int64_t)sizeof({buf.ctype})"
+        self.emit(i1, f"const int64_t {v} = irkit_stream_skip(&{first}, {size});")
+        self.emit(
+            i1, f"if ({v} >= 0 && {paren(buf.elements or '1')} * {size} >= IRKIT_NT_THRESHOLD(INT64_C({threshold}))) {{"
+        )
+        self.emit(i2, f"{a} = irkit_min_i64({lo} + {v}, {hi});")
+        self.emit(i2, f"{b} = {a} + ({hi} - {a}) / {lanes} * {lanes};")
+        self.emit(i2, f"for (int64_t {c} = {a}; {c} < {b}; {c} += {lanes}) {{")
+        self.emit(i2 + 1, f"{buf.ctype} {chunk}[{lanes}] IRKIT_VEC_ALIGNED;")
+        self.redirect[st] = f"{chunk}[{iv} - {c}]"
+        body(c, f"{c} + {lanes}", ["#pragma omp simd"], i2 + 1)
+        del self.redirect[st]
+        self.emit(i2 + 1, f"irkit_stream_{'f32' if f32 else 'f64'}(&{address(c)}, {chunk});")
+        self.emit(i2, "}")
+        self.emit(i2, "irkit_stream_fence();")
+        self.emit(i1, "}")
+        self.lines.append("#endif")
+        body(lo, a, pragmas, i1)
+        body(b, hi, [], i1)
+        self.emit(indent, "}")
+        self.scopes.pop()
+
+    def aligned_clauses(self, op: ForOp) -> list[str]:
+        """`aligned(A, B: 64)` for the buffers a vector loop accesses at addresses that vary with it.
+
+        OpenMP's `aligned` promises only that the *pointer* (the buffer's first
+        element) is aligned, the same promise as the `__builtin_assume_aligned`
+        at entry: the document's `align`/`aligned(T, n)` for arguments (the runner
+        refuses misaligned arrays) and the allocation's alignment for
+        temporaries.  Which accesses are then aligned, gcc works out itself (it
+        peels or uses unaligned loads where a row stride or the loop's start
+        leave it unknown), so the clause can never make a wrong promise.
+        """
+        iv = op.induction_var
+        by_align: dict[int, list[str]] = {}
+        for acc in op.body.block.ops:
+            if not isinstance(acc, LoadOp | StoreOp) or acc in self.skip or acc.memref not in self.buffers:
+                continue
+            used = set().union(*(r.used_dims() for r in acc.map.data.results))
+            if not any(v is iv and k in used for k, v in enumerate(acc.indices)):
+                continue
+            buf = self.buffers[acc.memref]
+            if buf.align and buf.align & (buf.align - 1) == 0 and buf.name not in by_align.get(buf.align, []):
+                by_align.setdefault(buf.align, []).append(buf.name)
+        return [f"aligned({', '.join(names)}: {a})" for a, names in sorted(by_align.items())]
+
+    def reduction_identifier(self, comb: Operation) -> str:
+        """The OpenMP reduction identifier for a reduction combined by `comb`: the built-in
+        operator, or for float max/min a declared reduction with the loop's own NaN semantics."""
+        if comb.name in ("arith.maximumf", "arith.minimumf", "arith.maxnumf", "arith.minnumf"):
+            f32 = _is_f32(comb.results[0].type)
+            if comb.name.endswith("numf"):
+                fn = ("fmax" if "max" in comb.name else "fmin") + ("f" if f32 else "")
+            else:
+                fn = "irkit_" + ("maximum" if "max" in comb.name else "minimum") + ("f" if f32 else "")
+                self.shared.use(fn)
+            self.shared.use(f"irkit_red_{fn}")
+            self.shared.math = True  # INFINITY, NAN, fmax
+            return fn
+        return _REDUCTION_OMP[comb.name]
 
     def plan_vector(self, op: ForOp) -> tuple[str | None, list[_Reduction]]:
         """Why `#pragma omp simd` would be wrong for this loop (None: it is right), and its reductions."""
@@ -853,6 +1062,8 @@ class KernelEmitter:
             name = self.buffers_name(st.memref, st)
             others = [a for a in accesses if a is not st and a.memref is st.memref]
             if store_depends_on(st, iv):
+                if not _injective(st, iv, defined_inside):
+                    return f"two iterations may write the same element of '{name}'", []
                 if any(not same(a, st) for a in others):
                     return f"'{name}' is accessed at two different elements in one iteration", []
                 continue
@@ -869,7 +1080,7 @@ class KernelEmitter:
                 return why, []
             if not comb.results[0].has_one_use():
                 return why, []
-            reductions.append(_Reduction(ld, st, comb, _REDUCTION_OMP[comb.name]))
+            reductions.append(_Reduction(ld, st, comb, self.reduction_identifier(comb)))
         return None, reductions
 
     # ---- scalar ops
@@ -915,6 +1126,10 @@ class KernelEmitter:
             expr = f"{fn}({args[0]}, {args[1]})"
         elif name in _MATH:
             fn = _MATH[name] + ("f" if f32 else "")
+            fast = c_math.relaxed_function(name, ctype) if self.relaxed else None
+            if fast is not None:
+                fn = fast
+                self.shared.use(fast)
             self.shared.math = True
             expr = f"{fn}({', '.join(args)})"
         elif name == "math.rsqrt":
@@ -962,6 +1177,42 @@ class KernelEmitter:
 
 def _mentions(text: str, name: str) -> bool:
     return re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", text) is not None
+
+
+def _injective(store: StoreOp, iv: SSAValue, varying: set[SSAValue]) -> bool:
+    """Do different values of `iv` make `store` write different elements?  Yes if one index is
+    linear in `iv` with a nonzero coefficient and uses nothing else that varies with it."""
+    for result in store.map.data.results:
+        form = linear_form(result)
+        if form is None:
+            continue
+        coeff = sum(k for pos, k in form[0].items() if store.indices[pos] is iv)
+        others = [store.indices[pos] for pos in form[0] if store.indices[pos] is not iv]
+        if coeff != 0 and not any(v in varying for v in others):
+            return True
+    return False
+
+
+def stream_threshold(kernel: func.FuncOp) -> int:
+    """The least output size (bytes) that vector loops stream: the largest cache of the
+    kernel's inline hardware block, else `c_math.DEFAULT_NT_MIN_BYTES` (the `generic`
+    profile's last cache level).  `-DIRKIT_NT_MIN_BYTES=n` overrides it in the C."""
+    hw = kernel.attributes.get("irkit.hardware")
+    sizes = []
+    if isinstance(hw, DictionaryAttr) and isinstance(hw.data.get("levels"), ArrayAttr):
+        for level in hw.data["levels"].data:  # type: ignore[union-attr]
+            if not isinstance(level, DictionaryAttr):
+                continue
+            name, size = level.data.get("name"), level.data.get("size")
+            if isinstance(name, StringAttr) and name.data != "dram" and isinstance(size, IntegerAttr | FloatAttr):
+                sizes.append(int(size.value.data))
+    return max(sizes) if sizes else c_math.DEFAULT_NT_MIN_BYTES
+
+
+def relaxed_math(kernel: func.FuncOp) -> bool:
+    """Does the kernel's `irkit.assume` hold `relaxed_math` (fast, vectorizable exp; see `c_math`)?"""
+    assume = kernel.attributes.get("irkit.assume")
+    return isinstance(assume, DictionaryAttr) and "relaxed_math" in assume.data
 
 
 def _cmp_name(op: Operation, kind: str) -> str:
@@ -1032,10 +1283,20 @@ def assemble(kernels: list[func.FuncOp], shared: _Module, bodies: list[list[str]
     for helper in _HELPERS:
         if helper in shared.helpers:
             out.append(_HELPERS[helper])
+    out.extend(c_math.helper_texts(shared.helpers))
+    out.extend(c_simd.helper_texts(shared.helpers))
     if shared.helpers:
         out.append("")
-    for i, body in enumerate(bodies):
+    for i, (kernel, body) in enumerate(zip(kernels, bodies)):
         if i:
             out.append("")
-        out.extend(body)
+        if relaxed_math(kernel):
+            # relaxed_math allows contracting a * b + c into one FMA (one rounding
+            # instead of two); other kernels keep C99's op-by-op rounding, which is
+            # what the numpy oracle computes.
+            out += ["#pragma GCC push_options", '#pragma GCC optimize ("fp-contract=fast")']
+            out.extend(body)
+            out.append("#pragma GCC pop_options")
+        else:
+            out.extend(body)
     return "\n".join(out) + "\n"

@@ -414,7 +414,7 @@ class DesignChecker:
             self.error(str(err), op, op.op_name.data)
             return
         stage.loops = spec.loops(len(result), dict(op.params.data))
-        stage.reduction_loops = set(stage.loops[len(result) :])
+        stage.reduction_loops = spec.reduction_loops(len(result), dict(op.params.data))
         for a, b, what in agree:
             env = always_eq(a, b, self.samples)
             if env is not None:

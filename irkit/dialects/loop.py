@@ -10,13 +10,21 @@
   that made the loop).
 - `loop.load` / `loop.store`: one element, at an affine map of index values.
 - `loop.alloc` / `loop.free`: temporaries, shape a map over size operands.
+- `loop.local`: a small buffer of static shape (`memref<6x16xf32>`), fresh
+  and uninitialised each time the op runs, live until the end of its block
+  and private to it (no free).  Register tiles of `unroll_jam`'s scalar
+  replacement are locals; the C backend makes one a local array, or vector
+  variables when every access is at constant indices or contiguous in a
+  vector loop.
 - Scalar math is `arith`/`math`.
 
 A kernel is a `func.func` (see `irkit.kernel_abi`) whose body holds these
 ops.  Verifiers check map arity against operands and buffer rank, positive
 steps, widths and factors, and that a parallel loop does not make two of
 its iterations write the same element (every store outside a buffer
-private to the iteration must depend on the loop variable).
+private to the iteration must depend on the loop variable, directly or
+through the inner loop of a split, whose windows `[io, min(io + F, M))`
+are disjoint for different `io`: `store_depends_on`).
 """
 
 from __future__ import annotations
@@ -28,12 +36,20 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
     MemRefType,
+    NoneAttr,
     StringAttr,
     UnitAttr,
     i64,
 )
 from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
-from xdsl.ir.affine import AffineMap
+from xdsl.ir.affine import (
+    AffineBinaryOpExpr,
+    AffineBinaryOpKind,
+    AffineConstantExpr,
+    AffineDimExpr,
+    AffineExpr,
+    AffineMap,
+)
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -147,7 +163,7 @@ class ForOp(IRDLOperation):
     def verify_no_write_conflict(self) -> None:
         """Two iterations of a parallel loop must not store to the same element."""
         iv = self.induction_var
-        private = {op.results[0] for op in self.walk() if isinstance(op, AllocOp)}
+        private = {op.results[0] for op in self.walk() if isinstance(op, AllocOp | LocalOp)}
         for op in self.walk():
             if not isinstance(op, StoreOp) or op.memref in private:
                 continue
@@ -209,12 +225,81 @@ def _parse_bound(parser: Parser) -> tuple[AffineMap, list[SSAValue]]:
 
 
 def store_depends_on(store: StoreOp, iv: SSAValue) -> bool:
-    """True if the stored element's address uses `iv` (directly as a map operand)."""
+    """True if the stored element's address uses `iv`: directly as a map operand, or
+    through the variable of a loop whose ranges for different values of `iv` are
+    disjoint windows (`determined_by`): after `split i by 32 -> io, ii` a store at
+    `[ii]` depends on `io`, since `ii` runs over `[io, min(io + 32, M))`."""
     amap = store.map.data
     for pos, value in enumerate(store.indices):
-        if value is iv and any(result.used_dims() & {pos} for result in amap.results):
+        if any(result.used_dims() & {pos} for result in amap.results) and determined_by(value, iv):
             return True
     return False
+
+
+def linear_form(expr: AffineExpr) -> tuple[dict[int, int], int] | None:
+    """`expr` as (dimension -> coefficient, constant) if it is linear in dims, else None."""
+    if isinstance(expr, AffineConstantExpr):
+        return {}, expr.value
+    if isinstance(expr, AffineDimExpr):
+        return {expr.position: 1}, 0
+    if not isinstance(expr, AffineBinaryOpExpr):
+        return None
+    lhs, rhs = linear_form(expr.lhs), linear_form(expr.rhs)
+    if lhs is None or rhs is None:
+        return None
+    if expr.kind == AffineBinaryOpKind.Add:
+        terms = dict(lhs[0])
+        for dim, k in rhs[0].items():
+            terms[dim] = terms.get(dim, 0) + k
+        return {dim: k for dim, k in terms.items() if k}, lhs[1] + rhs[1]
+    if expr.kind == AffineBinaryOpKind.Mul and (not lhs[0] or not rhs[0]):
+        (terms, const), k = (rhs, lhs[1]) if not lhs[0] else (lhs, rhs[1])
+        return {dim: c * k for dim, c in terms.items() if c * k}, const * k
+    return None
+
+
+def window_parent(loop: ForOp) -> SSAValue | None:
+    """The variable `w` of an enclosing loop such that every range of `loop` lies in a
+    window `[a*w + c1, a*w + c2)` (a lower bound result `a*w + c1`, an upper bound result
+    `a*w + c2`, a > 0) no wider than `a` times the step of `w`'s loop: different values
+    of `w` then give `loop` disjoint ranges.  None if there is no such variable."""
+    lowers: dict[SSAValue, list[tuple[int, int]]] = {}
+    for result in loop.lower.data.results:
+        form = linear_form(result)
+        if form is not None and len(form[0]) == 1:
+            ((dim, a),) = form[0].items()
+            lowers.setdefault(loop.lower_operands[dim], []).append((a, form[1]))
+    for result in loop.upper.data.results:
+        form = linear_form(result)
+        if form is None or len(form[0]) != 1:
+            continue
+        ((dim, a),) = form[0].items()
+        w = loop.upper_operands[dim]
+        owner = w.owner
+        outer = owner.parent_op() if isinstance(owner, Block) else None
+        if a <= 0 or not isinstance(outer, ForOp) or w is not outer.induction_var or not outer.is_ancestor(loop):
+            continue
+        for a_low, c1 in lowers.get(w, []):
+            if a_low == a and form[1] - c1 <= a * outer.step_value:
+                return w
+    return None
+
+
+def determined_by(value: SSAValue, iv: SSAValue) -> bool:
+    """Do different values of the loop variable `iv` give `value` disjoint sets of values?
+    True for `iv` itself and, through `window_parent`, for the variables of loops that
+    run over windows of it (the inner loops of its splits)."""
+    seen = 0
+    while value is not iv:
+        owner = value.owner
+        loop = owner.parent_op() if isinstance(owner, Block) else None
+        if not isinstance(loop, ForOp) or value is not loop.induction_var or seen > 64:
+            return False
+        parent = window_parent(loop)
+        if parent is None:
+            return False
+        value, seen = parent, seen + 1
+    return True
 
 
 @irdl_op_definition
@@ -313,6 +398,44 @@ class FreeOp(IRDLOperation):
         super().__init__(operands=[memref])
 
 
+# Largest number of elements a loop.local may hold (it lives on the C stack or in registers).
+MAX_LOCAL_ELEMENTS = 1 << 16
+
+
+@irdl_op_definition
+class LocalOp(IRDLOperation):
+    """A block-local buffer of static shape: `%acc = loop.local {tensor_name = "C_acc"} : memref<16xf32>`.
+
+    Each execution gives a fresh, uninitialised buffer that lives until the end
+    of the enclosing block; nothing frees it.  Stores to it are private to the
+    iteration of every loop around it (the parallel-loop check treats it as an
+    allocation inside the loop).
+    """
+
+    name = "loop.local"
+    tensor_name = prop_def(StringAttr)
+    result = result_def(MemRefType)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self, name: str, result_type: MemRefType):
+        super().__init__(properties={"tensor_name": StringAttr(name)}, result_types=[result_type])
+
+    def verify_(self) -> None:
+        memref = self.result.type
+        assert isinstance(memref, MemRefType)
+        shape = memref.get_shape()
+        if not shape or any(n <= 0 for n in shape):
+            raise VerifyException(f"loop.local needs a static shape of positive extents, got {list(shape)}")
+        count = 1
+        for n in shape:
+            count *= n
+        if count > MAX_LOCAL_ELEMENTS:
+            raise VerifyException(f"loop.local of {count} elements is larger than {MAX_LOCAL_ELEMENTS}")
+        if not isinstance(memref.layout, NoneAttr):
+            raise VerifyException("loop.local is row-major: its type must not carry a layout")
+
+
 def enclosing_loops(op: Operation) -> list[ForOp]:
     """The loops around `op`, outermost first."""
     loops: list[ForOp] = []
@@ -324,4 +447,4 @@ def enclosing_loops(op: Operation) -> list[ForOp]:
     return list(reversed(loops))
 
 
-Loop = Dialect("loop", [ForOp, LoadOp, StoreOp, AllocOp, FreeOp], [])
+Loop = Dialect("loop", [ForOp, LoadOp, StoreOp, AllocOp, FreeOp, LocalOp], [])

@@ -37,11 +37,38 @@ def _lower_tensorop() -> type[ModulePass]:
     return LowerTensorOpPass
 
 
+def _apply_schedule() -> type[ModulePass]:
+    from irkit.passes.apply_schedule import ApplySchedulePass
+
+    return ApplySchedulePass
+
+
+def _schedule_pass(module: str, cls: str) -> Callable[[], type[ModulePass]]:
+    def factory() -> type[ModulePass]:
+        import importlib
+
+        return getattr(importlib.import_module(f"irkit.passes.schedule.{module}"), cls)
+
+    return factory
+
+
 IRKIT_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "check-design": _check_design,
     "lower-design": _lower_design,
     "generalize-tensorop": _generalize_tensorop,
     "lower-tensorop": _lower_tensorop,
+    "apply-schedule": _apply_schedule,
+    "schedule-split": _schedule_pass("split", "ScheduleSplitPass"),
+    "schedule-tile": _schedule_pass("tile", "ScheduleTilePass"),
+    "schedule-reorder": _schedule_pass("reorder", "ScheduleReorderPass"),
+    "schedule-parallel": _schedule_pass("parallel", "ScheduleParallelPass"),
+    "schedule-vectorize": _schedule_pass("vectorize", "ScheduleVectorizePass"),
+    "schedule-unroll": _schedule_pass("unroll", "ScheduleUnrollPass"),
+    "schedule-unroll-jam": _schedule_pass("unroll_jam", "ScheduleUnrollJamPass"),
+    "schedule-pack": _schedule_pass("pack", "SchedulePackPass"),
+    "schedule-compute-at": _schedule_pass("compute_at", "ScheduleComputeAtPass"),
+    "schedule-compute-root": _schedule_pass("compute_at", "ScheduleComputeRootPass"),
+    "schedule-fuse-stage": _schedule_pass("compute_at", "ScheduleFuseStagePass"),
 }
 
 

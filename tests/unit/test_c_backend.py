@@ -235,7 +235,7 @@ def test_loops_pragmas_and_reductions():
     assert "#pragma GCC unroll 4\n    for (int64_t y = 0; y < H + 2; y += 1) {" in src
     assert "/* unroll 2 not applied: GCC cannot combine it with an OpenMP loop pragma */" in src
     assert "float m_acc = m[i];" in src
-    assert "#pragma omp simd reduction(max:m_acc) simdlen(16)" in src
+    assert "#pragma omp simd reduction(irkit_maximumf:m_acc) simdlen(16)" in src
     assert "m_acc = irkit_maximumf(m_acc, o);" in src
     assert "m[i] = m_acc;" in src
     assert "m[i] = (-INFINITY);" in src

@@ -75,7 +75,8 @@ func.func @dbl(%N: index {irkit.name = "N", irkit.default = 9 : i64},
 // CHECK-NEXT:         for (int64_t ii = 0; ii < irkit_min_i64(32, M - io); ii += 1) {
 // CHECK-NEXT:             s[io + ii] = 0.0f;
 // CHECK-NEXT:             float s_acc = s[io + ii];
-// CHECK-NEXT:             #pragma omp simd reduction(+:s_acc) simdlen(16)
+// CHECK-NEXT:             /* loop j, stage s, vector 16 */
+// CHECK-NEXT:             #pragma omp simd reduction(+:s_acc) simdlen(16) aligned(X: 64)
 // CHECK-NEXT:             for (int64_t j = 0; j < N; j += 1) {
 // CHECK-NEXT:                 const float x = X[(io + ii)*X_s0 + j];
 // CHECK-NEXT:                 s_acc = s_acc + x;
@@ -115,6 +116,7 @@ func.func @dbl(%N: index {irkit.name = "N", irkit.default = 9 : i64},
 // CHECK-LABEL: void irkit_dbl(int64_t N, const double *restrict x, double *restrict y)
 // CHECK-NEXT: {
 // CHECK-NEXT:     y[0] = 0.0;
+// CHECK-NEXT:     /* loop i, vector 4 */
 // CHECK-NEXT:     /* vectorize 4 not asserted: 'y' is accessed at two different elements in one iteration */
 // CHECK-NEXT:     #pragma GCC unroll 2
 // CHECK-NEXT:     for (int64_t i = 0; i < N; i += 1) {

@@ -59,6 +59,7 @@ func.func @blurmax(%H: index {irkit.name = "H", irkit.default = 8 : i64}, %W: in
 // CHECK-NEXT: static inline int64_t irkit_min_i64(int64_t a, int64_t b) { return a < b ? a : b; }
 // CHECK-NEXT: /* arith.maximumf: the larger value, NaN if either is NaN. */
 // CHECK-NEXT: static inline float irkit_maximumf(float a, float b) { return (a > b || a != a) ? a : b; }
+// CHECK-NEXT: #pragma omp declare reduction(irkit_maximumf : float : omp_out = irkit_maximumf(omp_out, omp_in)) initializer(omp_priv = (-INFINITY))
 // CHECK-NEXT: /* A temporary of `count` elements of `size` bytes, exactly, aligned to `align`. */
 // CHECK-NEXT: static void *irkit_alloc(int64_t count, size_t size, size_t align, const char *name)
 // CHECK-NEXT: {
@@ -83,7 +84,8 @@ func.func @blurmax(%H: index {irkit.name = "H", irkit.default = 8 : i64}, %W: in
 // CHECK-NEXT:     /* loop y, stage bx */
 // CHECK-NEXT:     #pragma GCC unroll 4
 // CHECK-NEXT:     for (int64_t y = 0; y < H + 2; y += 1) {
-// CHECK-NEXT:         #pragma omp simd simdlen(8)
+// CHECK-NEXT:         /* loop x, stage bx, vector 8 */
+// CHECK-NEXT:         #pragma omp simd simdlen(8) aligned(bx: 64)
 // CHECK-NEXT:         for (int64_t x = 0; x < W; x += 1) {
 // CHECK-NEXT:             const float a = inp[y*inp_s0 + x];
 // CHECK-NEXT:             const float b = inp[y*inp_s0 + x + 1];
@@ -99,7 +101,8 @@ func.func @blurmax(%H: index {irkit.name = "H", irkit.default = 8 : i64}, %W: in
 // CHECK-NEXT:     #pragma omp parallel for schedule(static)
 // CHECK-NEXT:     for (int64_t y = 0; y < H; y += 1) {
 // CHECK-NEXT:         for (int64_t xo = 0; xo < W; xo += 16) {
-// CHECK-NEXT:             #pragma omp simd simdlen(16)
+// CHECK-NEXT:             /* loop xi, stage out, vector 16 */
+// CHECK-NEXT:             #pragma omp simd simdlen(16) aligned(bx, out: 64)
 // CHECK-NEXT:             for (int64_t xi = 0; xi < irkit_min_i64(16, W - xo); xi += 1) {
 // CHECK-NEXT:                 const float p = bx[y*bx_s0 + xo + xi];
 // CHECK-NEXT:                 const float q = bx[(y + 1)*bx_s0 + xo + xi];
@@ -120,7 +123,8 @@ func.func @blurmax(%H: index {irkit.name = "H", irkit.default = 8 : i64}, %W: in
 // CHECK-NEXT:     for (int64_t i = 0; i < H; i += 1) {
 // CHECK-NEXT:         m[i] = (-INFINITY);
 // CHECK-NEXT:         float m_acc = m[i];
-// CHECK-NEXT:         #pragma omp simd reduction(max:m_acc) simdlen(16)
+// CHECK-NEXT:         /* loop j, stage m, vector 16 */
+// CHECK-NEXT:         #pragma omp simd reduction(irkit_maximumf:m_acc) simdlen(16) aligned(out: 64)
 // CHECK-NEXT:         for (int64_t j = 0; j < W; j += 1) {
 // CHECK-NEXT:             const float o = out[i*out_s0 + j];
 // CHECK-NEXT:             m_acc = irkit_maximumf(m_acc, o);

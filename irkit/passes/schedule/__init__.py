@@ -1,0 +1,85 @@
+"""Schedule directives applied to loop IR: one module per directive kind.
+
+`lower-tensorop` leaves a stage's directives, unapplied, as the discardable
+attribute `irkit.schedule` on the outermost `loop.for` of each of the
+stage's nests: an array of dictionaries with `kind`, the directive's
+operands (as the design op's properties: `loop`, `factor`, `outer`,
+`inner`, `loops`, `factors`, `width`, `stage`, ...) and `loc`, the
+"file:line:col" of the directive in the document.  `apply-schedule`
+(`irkit.passes.apply_schedule`) applies them; each kind is also a pass of
+its own (`schedule-split{...}` and so on) for testing from hand-written IR.
+
+The interface every directive module implements:
+
+    @directive("split")                      # or directive("compute_at", phase=PLACE)
+    def apply(kernel: func.FuncOp, stage: str, d: Mapping[str, Attribute], where: str) -> None
+
+It transforms the loops of `stage` inside `kernel` in place, or raises
+`DiagnosticError` located at `where` (`helpers.fail(where, message, focus)`)
+saying what is illegal and why.  `d` is the directive's dictionary
+(`DictionaryAttr.data`, or any mapping of the same keys).
+
+Modules register themselves when imported; `load(kind)` imports
+`irkit.passes.schedule.<module>` on demand (`MODULES` maps a kind to its
+module when the names differ: `compute_root` lives in `compute_at`).
+
+Phases: `SHAPE` directives (split, tile, reorder, parallel, vectorize,
+unroll, and by default any other kind) run first, stage by stage, each
+stage's in document order; `PLACE` directives (compute_at, compute_root)
+run afterwards, consumers before producers, once every stage has its final
+loops.  When a placement runs, `irkit.schedule` has been removed already,
+so `helpers.stage_nests` gives all of a stage's nests (fills included).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+
+from xdsl.dialects import func
+from xdsl.ir import Attribute
+
+SHAPE = "shape"
+PLACE = "place"
+
+Directive = Callable[[func.FuncOp, str, Mapping[str, Attribute], str], None]
+
+DIRECTIVES: dict[str, Directive] = {}
+PHASES: dict[str, str] = {"compute_at": PLACE, "compute_root": PLACE}
+MODULES: dict[str, str] = {"compute_root": "compute_at"}
+
+
+def directive(kind: str, phase: str | None = None) -> Callable[[Directive], Directive]:
+    """Register `apply` for directives of `kind` (decorator)."""
+
+    def register(fn: Directive) -> Directive:
+        DIRECTIVES[kind] = fn
+        if phase is not None:
+            PHASES[kind] = phase
+        return fn
+
+    return register
+
+
+def phase_of(kind: str) -> str:
+    return PHASES.get(kind, SHAPE)
+
+
+def load(kind: str) -> Directive | None:
+    """The function applying `kind`, importing its module if needed; None if it is not built.
+
+    A module that does not exist is "not built"; a module that exists but
+    fails to import is a bug and its error propagates.
+    """
+    if kind in DIRECTIVES:
+        return DIRECTIVES[kind]
+    module = f"{__name__}.{MODULES.get(kind, kind)}"
+    if not kind.replace("_", "").isalnum():
+        return None
+    try:
+        importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name != module:
+            raise
+        return None
+    return DIRECTIVES.get(kind)
