@@ -152,8 +152,9 @@ def names_in(node: Expr) -> list[str]:
     return seen + [n for n in names_in(node.rhs) if n not in seen]
 
 
-def evaluate(node: Expr, env: Mapping[str, int]) -> int:
-    """Integer value of `node` with names bound by `env` (KeyError if unbound)."""
+def evaluate(node: Expr, env: Mapping):
+    """Value of `node` with names bound by `env` (KeyError if unbound): an int for
+    int bindings, an array for numpy index grids (floor division, as in affine maps)."""
     if isinstance(node, Var):
         return env[node.name]
     if isinstance(node, Const):

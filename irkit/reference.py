@@ -318,24 +318,6 @@ def _linear(expr: Expr) -> tuple[dict[str, int], int] | None:
     return None
 
 
-def _eval_index(expr: Expr, grid: Mapping[str, np.ndarray]) -> np.ndarray | int:
-    """Vectorised value of an index expression over open-grid loop arrays (floor division, as in affine maps)."""
-    if isinstance(expr, Var):
-        return grid[expr.name]
-    if isinstance(expr, Const):
-        return expr.value
-    a, b = _eval_index(expr.lhs, grid), _eval_index(expr.rhs, grid)
-    if expr.op == "+":
-        return a + b
-    if expr.op == "-":
-        return a - b
-    if expr.op == "*":
-        return a * b
-    if expr.op == "/":
-        return a // b
-    return a % b
-
-
 def _from_affine(expr: AffineExpr, dims: list[str], symbols: list[int]) -> Expr:
     """An xDSL affine expression as an index expression over loop names, symbols replaced by their values."""
     if isinstance(expr, AffineDimExpr):
@@ -620,7 +602,7 @@ def _gather(nest: _Nest, access: _Access, ranges: list[tuple[int, int]]) -> np.n
         grid[name] = np.arange(lo, hi, dtype=np.int64).reshape(shape)
     idx = []
     for dim, expr in enumerate(access.indices):
-        value = _eval_index(expr, grid)
+        value = evaluate(expr, grid)
         if isinstance(value, np.ndarray):
             _check_bounds(nest, access, dim, int(value.min()), int(value.max()))
         else:
