@@ -29,15 +29,11 @@ LEVELS = ("design", "tensorop", "loop")
 
 def lowering_pipeline() -> list[ModulePass]:
     """The passes from checked design IR to loop IR, in order."""
+    from irkit.passes.apply_schedule import ApplySchedulePass
     from irkit.passes.lower_design import LowerDesignPass
     from irkit.passes.lower_tensorop import LowerTensorOpPass
 
-    passes: list[ModulePass] = [LowerDesignPass(), LowerTensorOpPass()]
-    try:
-        from irkit.passes.apply_schedule import ApplySchedulePass
-    except ImportError:
-        return passes
-    return [*passes, ApplySchedulePass()]
+    return [LowerDesignPass(), LowerTensorOpPass(), ApplySchedulePass()]
 
 
 def read_document(path_or_text: str | Path) -> tuple[str, str]:

@@ -19,6 +19,8 @@ expressions are stored in their canonical text form (see
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from xdsl.dialects.builtin import (
     I64,
     ArrayAttr,
@@ -487,38 +489,36 @@ class VectorizeOp(IRDLOperation):
             _check_positive("vector width", self.width.value.data)
 
 
+class _LoopFactorDirective(IRDLOperation):
+    """A directive of the form `KEYWORD loop by factor` with a positive factor."""
+
+    loop = prop_def(StringAttr)
+    factor = prop_def(IntegerAttr[I64])
+    traits = lazy_traits_def(_in_schedule)
+    assembly_format = "$loop `by` $factor attr-dict"
+    WHAT: ClassVar[str] = "factor"
+
+    def __init__(self, loop: str, factor: int):
+        super().__init__(properties={"loop": StringAttr(loop), "factor": IntegerAttr(factor, i64)})
+
+    def verify_(self) -> None:
+        _check_positive(self.WHAT, self.factor.value.data)
+
+
 @irdl_op_definition
-class UnrollOp(IRDLOperation):
+class UnrollOp(_LoopFactorDirective):
     """`unroll ii by 4`."""
 
     name = "design.unroll"
-    loop = prop_def(StringAttr)
-    factor = prop_def(IntegerAttr[I64])
-    traits = lazy_traits_def(_in_schedule)
-    assembly_format = "$loop `by` $factor attr-dict"
-
-    def __init__(self, loop: str, factor: int):
-        super().__init__(properties={"loop": StringAttr(loop), "factor": IntegerAttr(factor, i64)})
-
-    def verify_(self) -> None:
-        _check_positive("unroll factor", self.factor.value.data)
+    WHAT: ClassVar[str] = "unroll factor"
 
 
 @irdl_op_definition
-class UnrollJamOp(IRDLOperation):
+class UnrollJamOp(_LoopFactorDirective):
     """`unroll_jam ii by 4`: register blocking of an outer loop into the loops inside it."""
 
     name = "design.unroll_jam"
-    loop = prop_def(StringAttr)
-    factor = prop_def(IntegerAttr[I64])
-    traits = lazy_traits_def(_in_schedule)
-    assembly_format = "$loop `by` $factor attr-dict"
-
-    def __init__(self, loop: str, factor: int):
-        super().__init__(properties={"loop": StringAttr(loop), "factor": IntegerAttr(factor, i64)})
-
-    def verify_(self) -> None:
-        _check_positive("unroll_jam factor", self.factor.value.data)
+    WHAT: ClassVar[str] = "unroll_jam factor"
 
 
 @irdl_op_definition
