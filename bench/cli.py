@@ -39,11 +39,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "(default 150; quick 5)",
     )
     p.add_argument(
-        "--gap",
+        "--settle",
         type=float,
-        default=0.005,
         metavar="S",
-        help="untimed pause before each timed call, so the previous runtime's spinning threads settle (default 0.005)",
+        help="in each round, call each contender untimed for S seconds before timing a batch of its calls, so "
+        "that the previous contender's idle threads have stopped spinning (OpenBLAS's spin ~84 ms) and the "
+        "cores are in their steady state (default 0.15; quick 0)",
     )
     p.add_argument("--threads", type=int, default=2, help="threads for irkit and every peer (default 2)")
     p.add_argument("--out", default=str(ROOT / "BENCHMARKS.md"), help="the Markdown report (default BENCHMARKS.md)")
@@ -63,6 +64,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         args.repeat = 3 if args.quick else 7
     if args.min_time is None:
         args.min_time = 0.0 if args.quick else 1.0
+    if args.settle is None:
+        args.settle = 0.0 if args.quick else 0.15
     if args.budget is None:
         args.budget = 5.0 if args.quick else 150.0
     if args.repeat < 1 or args.threads < 1:

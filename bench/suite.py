@@ -406,7 +406,7 @@ def run_all(args, command: str) -> dict:
     desc = machine.describe(args.threads)
     log(f"machine: {desc['cpu']}, {desc['cores']} cores, {desc['simd']}, {desc['compiler']}")
     limits = probe(args)
-    plan = Plan(args.repeat, args.min_time, args.budget, args.gap)
+    plan = Plan(args.repeat, args.min_time, args.budget, args.settle)
     rows = []
     rng = np.random.default_rng(0)
     for case in cases(args.only, args.quick, rng):
@@ -434,7 +434,7 @@ def run_all(args, command: str) -> dict:
             "repeat": args.repeat,
             "min_time": args.min_time,
             "budget": args.budget,
-            "gap": args.gap,
+            "settle": args.settle,
             "threads": args.threads,
         },
         "machine": desc,

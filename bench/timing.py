@@ -1,4 +1,4 @@
-"""Alternated timing: irkit, peer, irkit, peer, ... then medians.
+"""Alternated timing: irkit, peer, irkit, peer, ... each in its steady state, then medians.
 
 Alternating spreads the host's slow and fast moments (the machine is shared)
 over every contender alike, instead of timing one in a quiet minute and the
@@ -17,14 +17,29 @@ from dataclasses import dataclass
 WARMUP_SECONDS = 0.2
 MAX_ROUNDS = 2000
 MIN_ROUNDS = 3
+MAX_BATCH = 20  # most timed calls of one contender in a row
 
 
 @dataclass
 class Plan:
+    """How to time: `settle` is the heart of it.
+
+    Measured on this host (2 vCPUs): after a numpy matmul, OpenBLAS's idle
+    threads spin for 2^28 cycles (~84 ms) and take the cores from whatever
+    runs next; and after an idle pause the cores run a 3 ms kernel at less
+    than half its steady speed.  Timing the calls right after another
+    contender, or after a sleep, measured those effects instead of the
+    kernels (GEMM 2048 read 0.67x numpy instead of 0.9x; conv2d 0.47x
+    instead of 1.26x).  So each contender first runs untimed for `settle`
+    seconds, then a batch of calls is timed: every contender is timed in its
+    own steady state, and alternating the rounds still spreads the shared
+    host's slow and fast moments over all of them.
+    """
+
     repeat: int  # least number of rounds
     min_time: float  # least timed seconds per contender
-    budget: float  # most timed seconds for all contenders together (never below MIN_ROUNDS rounds)
-    gap: float = 0.0  # untimed pause before each call: the previous runtime's spinning threads settle
+    budget: float  # most seconds for all contenders together (never below MIN_ROUNDS rounds)
+    settle: float = 0.0  # untimed calls for this long before each contender's timed batch
 
 
 def time_call(fn: Callable[[], object]) -> float:
@@ -33,20 +48,37 @@ def time_call(fn: Callable[[], object]) -> float:
     return time.perf_counter() - t0
 
 
+def batch_size(estimate: float, plan: Plan) -> int:
+    """Timed calls per round: as long as the settling, within [1, MAX_BATCH]; 1 with no settling."""
+    if plan.settle <= 0:
+        return 1
+    return max(1, min(MAX_BATCH, math.ceil(plan.settle / max(estimate, 1e-9))))
+
+
 def rounds_for(estimates: Sequence[float], plan: Plan) -> int:
     """How many rounds: at least `repeat` and enough for `min_time` each, within `budget`."""
-    slowest = max(max(estimates), 1e-9)
-    rounds = max(plan.repeat, math.ceil(plan.min_time / slowest))
-    per_round = max(sum(estimates) + plan.gap * len(estimates), 1e-9)
+    batches = [batch_size(e, plan) * max(e, 1e-9) for e in estimates]
+    rounds = max(plan.repeat, math.ceil(plan.min_time / min(batches)))
+    per_round = max(sum(batches) + plan.settle * len(estimates), 1e-9)
     if rounds * per_round > plan.budget:
         rounds = max(min(MIN_ROUNDS, plan.repeat), math.floor(plan.budget / per_round))
     return max(1, min(rounds, MAX_ROUNDS))
 
 
+def settle(fn: Callable[[], object], seconds: float) -> None:
+    """Call `fn` untimed until `seconds` have passed (at least once when seconds > 0)."""
+    if seconds <= 0:
+        return
+    t0 = time.perf_counter()
+    fn()
+    while time.perf_counter() - t0 < seconds:
+        fn()
+
+
 def alternate(
     fns: Sequence[Callable[[], object]], plan: Plan, first_call: Sequence[float] | None = None
 ) -> list[list[float]]:
-    """Seconds per call of each function, timed in turn round after round.
+    """Seconds per call of each function: round after round, each settles, then a timed batch.
 
     `first_call` holds each function's first (already made) call time; a
     function whose first call was short is called once more untimed.
@@ -57,12 +89,12 @@ def alternate(
         if t < WARMUP_SECONDS:
             t = time_call(fn)
         estimates.append(t)
+    batches = [batch_size(e, plan) for e in estimates]
     times: list[list[float]] = [[] for _ in fns]
     for _ in range(rounds_for(estimates, plan)):
         for i, fn in enumerate(fns):
-            if plan.gap > 0:
-                time.sleep(plan.gap)
-            times[i].append(time_call(fn))
+            settle(fn, plan.settle)
+            times[i].extend(time_call(fn) for _ in range(batches[i]))
     return times
 
 

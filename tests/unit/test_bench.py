@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench import report  # noqa: E402
 from bench.cli import BENCHMARKS, parse_args  # noqa: E402
-from bench.timing import Plan, alternate, rounds_for  # noqa: E402
+from bench.timing import Plan, alternate, batch_size, rounds_for  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -75,14 +76,34 @@ def test_alternation_order_and_rounds():
     assert calls == ["irkit", "peer"] * 4
     assert [len(t) for t in times] == [4, 4]
     assert rounds_for([10.0, 10.0], Plan(7, 0.0, 60.0)) == 3  # slow calls: the budget wins, never under 3
-    assert rounds_for([0.001, 0.002], Plan(3, 1.0, 60.0)) == 500  # short calls: enough for min_time
+    assert rounds_for([0.001, 0.002], Plan(3, 1.0, 60.0)) == 1000  # short calls: min_time for each
+
+
+def test_settling_runs_each_contender_untimed_before_a_timed_batch():
+    """Each round: one contender's settling calls and its timed batch, then the next's."""
+    calls: list[str] = []
+
+    def contender(name: str):
+        def call() -> None:
+            calls.append(name)
+            time.sleep(0.002)
+
+        return call
+
+    plan = Plan(repeat=2, min_time=0.0, budget=10.0, settle=0.01)
+    assert batch_size(0.002, plan) == 5 and batch_size(1.0, plan) == 1
+    times = alternate([contender("irkit"), contender("peer")], plan, [0.002, 0.002])
+    assert [len(t) for t in times] == [2 * 5, 2 * 5]
+    runs = [name for i, name in enumerate(calls) if i == 0 or calls[i - 1] != name]
+    assert runs == ["irkit", "peer"] * 3  # the warm-up calls, then two rounds, never interleaved
+    assert calls.count("irkit") > 2 * (5 + 1)  # settling called it untimed beyond the first call and the batch
 
 
 def test_failed_peer_and_mismatch_are_loud():
     results = {
         "command": "python -m bench",
         "date": "2026-01-01T00:00:00",
-        "options": {"quick": False, "repeat": 7, "min_time": 1.0, "budget": 60.0, "gap": 0.0},
+        "options": {"quick": False, "repeat": 7, "min_time": 1.0, "budget": 60.0, "settle": 0.0},
         "machine": {
             "cpu": "cpu",
             "cpu_vendor": "v",
