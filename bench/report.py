@@ -188,8 +188,18 @@ def markdown(results: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def kept_sections(md_path: Path) -> str:
+    """Sections other commands own (`<!-- NAME: begin ... -->` to `<!-- NAME: end -->`, e.g. the
+    cost model's speed and accuracy), carried over when the benchmarks rewrite the file."""
+    import re
+
+    old = md_path.read_text() if md_path.is_file() else ""
+    blocks = [m.group(0) for m in re.finditer(r"<!-- ([\w-]+): begin.*?<!-- \1: end -->", old, flags=re.S)]
+    return "".join("\n" + b + "\n" for b in blocks)
+
+
 def write_reports(results: dict, md_path: Path, json_path: Path) -> None:
     md_path.parent.mkdir(parents=True, exist_ok=True)
-    md_path.write_text(markdown(results))
+    md_path.write_text(markdown(results) + kept_sections(md_path))
     json_path.parent.mkdir(parents=True, exist_ok=True)
     json_path.write_text(json.dumps(results, indent=1, default=str) + "\n")

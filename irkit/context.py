@@ -27,8 +27,14 @@ def _loop():
     return Loop
 
 
+def _perf():
+    from irkit.dialects.perf import Perf
+
+    return Perf
+
+
 # Lazy factories, shared with the xDSL plugin universe (`irkit.universe`).
-IRKIT_DIALECTS = {"design": _design, "tensorop": _tensorop, "loop": _loop}
+IRKIT_DIALECTS = {"design": _design, "tensorop": _tensorop, "loop": _loop, "perf": _perf}
 
 
 def make_context() -> Context:

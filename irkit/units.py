@@ -30,7 +30,13 @@ UNIT_SCALE: dict[str, tuple[str, float]] = {
     "MHz": ("frequency", 1e6),
     "GHz": ("frequency", 1e9),
     "ns": ("latency", 1e-9),
+    "us": ("latency", 1e-6),
     "cycles": ("latency", 1.0),
+    "FLOP/s": ("rate", 1.0),
+    "kFLOP/s": ("rate", 1e3),
+    "MFLOP/s": ("rate", 1e6),
+    "GFLOP/s": ("rate", 1e9),
+    "TFLOP/s": ("rate", 1e12),
 }
 
 FAMILY_EXAMPLES = {
@@ -38,7 +44,8 @@ FAMILY_EXAMPLES = {
     "bytes": "B, KiB, MiB, GiB",
     "bandwidth": "GB/s, MB/s, GiB/s",
     "frequency": "GHz, MHz",
-    "latency": "ns or cycles",
+    "latency": "ns, us or cycles",
+    "rate": "GFLOP/s, MFLOP/s, TFLOP/s",
     "count": "no unit",
 }
 
@@ -49,18 +56,41 @@ TOP_FIELDS: dict[str, tuple[str, bool]] = {
     "frequency": ("frequency", True),
     "fma_units": ("count", False),
     "threads_per_core": ("count", False),
+    # Measured throughputs (`irkit calibrate`): floating-point operations per
+    # second (an FMA counts 2) for one core and for all cores together ...
+    "flops_f32": ("rate", False),
+    "flops_f32_all": ("rate", False),
+    "flops_f64": ("rate", False),
+    "flops_f64_all": ("rate", False),
+    # ... vector division, square root and exp (irkit's vectorizable expf),
+    # f32 lane-operations per second on one core ...
+    "div_f32": ("rate", False),
+    "sqrt_f32": ("rate", False),
+    "exp_f32": ("rate", False),
+    "libm_exp_f32": ("rate", False),  # the C library's expf, called per element (code without relaxed_math)
+    # ... and fixed costs: one OpenMP parallel loop's fork and join, and one
+    # kernel call from the host (irkit's runner).
+    "parallel_overhead": ("latency", False),
+    "call_overhead": ("latency", False),
+    # latency of a dependent floating-point add or FMA (a reduction chain's step)
+    "fp_latency": ("latency", False),
+    # the first touch of a fresh 4 KiB page (a large temporary is fresh memory at every call)
+    "page_fault": ("latency", False),
 }
 # ... for a cache level ...
 CACHE_FIELDS: dict[str, tuple[str, bool]] = {
     "size": ("bytes", True),
     "line": ("bytes", True),
     "bandwidth": ("bandwidth", True),
+    "bandwidth_all": ("bandwidth", False),  # all cores together (a shared level's limit)
     "latency": ("latency", False),
     "shared": ("count", False),
+    "ways": ("count", False),  # associativity: lines a set holds
 }
 # ... and for DRAM.
 DRAM_FIELDS: dict[str, tuple[str, bool]] = {
     "bandwidth": ("bandwidth", True),
+    "bandwidth_core": ("bandwidth", False),  # what one core alone gets
     "size": ("bytes", False),
     "latency": ("latency", False),
 }

@@ -77,7 +77,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     StringAttr,
 )
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.ir.affine import (
     AffineBinaryOpExpr,
     AffineBinaryOpKind,
@@ -904,32 +904,12 @@ class KernelEmitter:
         at run time, per loop entry: when the output has at least
         `IRKIT_NT_MIN_BYTES` (see `stream_threshold`).
         """
-        if op.parallel is not None or op.step_value != 1:
+        st = stream_candidate(self.kernel, op)
+        if st is None:
             return None
-        body = list(op.body.block.ops)
-        stores = [o for o in body if isinstance(o, StoreOp)]
-        if len(stores) != 1:
-            return None
-        st = stores[0]
         buf = self.buffers.get(st.memref)
         if buf is None or buf.elements is None or buf.ctype not in ("float", "double"):
             return None
-        if any(isinstance(o, LoadOp) and o.memref is st.memref for o in self.kernel.body.walk()):
-            return None
-        iv = op.induction_var
-        inside = {r for o in body for r in o.results}
-        if any(v in inside for v in st.indices):
-            return None
-        inner = layout_order(st.memref.type)[-1]  # type: ignore[arg-type]
-        for d, result in enumerate(st.map.data.results):
-            used = {pos for pos in result.used_dims() if st.indices[pos] is iv}
-            if d != inner:
-                if used:
-                    return None
-                continue
-            form = linear_form(result)
-            if form is None or sum(k for pos, k in form[0].items() if st.indices[pos] is iv) != 1:
-                return None
         return st
 
     def emit_streaming(
@@ -1191,6 +1171,37 @@ def _injective(store: StoreOp, iv: SSAValue, varying: set[SSAValue]) -> bool:
         if coeff != 0 and not any(v in varying for v in others):
             return True
     return False
+
+
+def stream_candidate(kernel: func.FuncOp, op: ForOp) -> StoreOp | None:
+    """The store of loop `op` that streaming would write, by the structure alone (see
+    `KernelEmitter.plan_stream`; the cost model asks the same question)."""
+    if op.vector is None or op.parallel is not None or op.step_value != 1:
+        return None
+    body = list(op.body.block.ops)
+    stores = [o for o in body if isinstance(o, StoreOp)]
+    if len(stores) != 1:
+        return None
+    st = stores[0]
+    if not isinstance(st.memref, BlockArgument) or st.memref.owner is not kernel.body.block:
+        return None
+    if any(isinstance(o, LoadOp) and o.memref is st.memref for o in kernel.body.walk()):
+        return None
+    iv = op.induction_var
+    inside = {r for o in body for r in o.results}
+    if any(v in inside for v in st.indices):
+        return None
+    inner = layout_order(st.memref.type)[-1]  # type: ignore[arg-type]
+    for d, result in enumerate(st.map.data.results):
+        used = {pos for pos in result.used_dims() if st.indices[pos] is iv}
+        if d != inner:
+            if used:
+                return None
+            continue
+        form = linear_form(result)
+        if form is None or sum(k for pos, k in form[0].items() if st.indices[pos] is iv) != 1:
+            return None
+    return st
 
 
 def stream_threshold(kernel: func.FuncOp) -> int:

@@ -14,12 +14,10 @@ from irkit.dialects import design as d
 from irkit.hardware_files import find_hardware, search_dirs
 from irkit.units import CACHE_FIELDS, DRAM_FIELDS, FAMILY_EXAMPLES, TOP_FIELDS, UNIT_SCALE, to_base, unit_family
 
-WHOLE_COUNTS = ("cores", "fma_units", "threads_per_core", "shared")
+WHOLE_COUNTS = ("cores", "fma_units", "threads_per_core", "shared", "ways")
 
 
-def _fields(
-    owner: Operation, what: str, ops: list[Operation], table: dict[str, tuple[str, bool]]
-) -> list[Diagnostic]:
+def _fields(owner: Operation, what: str, ops: list[Operation], table: dict[str, tuple[str, bool]]) -> list[Diagnostic]:
     diags: list[Diagnostic] = []
     seen: dict[str, d.HwFieldOp] = {}
     for op in ops:
@@ -28,7 +26,12 @@ def _fields(
         key = op.key.data
         if key not in table:
             diags.append(
-                at_op("error", f"unknown field '{key}' in {what}; fields are: {', '.join(table)}" + suggest(key, list(table)), op, key)
+                at_op(
+                    "error",
+                    f"unknown field '{key}' in {what}; fields are: {', '.join(table)}" + suggest(key, list(table)),
+                    op,
+                    key,
+                )
             )
             continue
         if key in seen:
@@ -62,7 +65,9 @@ def _fields(
             diags.append(at_op("error", f"'{key}' must be a whole number of {what}, got {value:g}", op, key))
     for key, (family, required) in table.items():
         if required and key not in seen:
-            example = f"{key} <value> {FAMILY_EXAMPLES[family].split(',')[0]}" if family != "count" else f"{key} <number>"
+            example = (
+                f"{key} <value> {FAMILY_EXAMPLES[family].split(',')[0]}" if family != "count" else f"{key} <number>"
+            )
             diags.append(at_op("error", f"{what} is missing '{key}' (write: {example})", owner))
     return diags
 
@@ -84,7 +89,13 @@ def check_hardware_block(hw: d.HardwareOp) -> list[Diagnostic]:
     for level in drams:
         diags += _fields(level, "dram", list(level.body.block.ops), DRAM_FIELDS)
     if not caches:
-        diags.append(at_op("error", "the hardware block describes no cache level (cache L1 { size ...; line ...; bandwidth ... })", hw))
+        diags.append(
+            at_op(
+                "error",
+                "the hardware block describes no cache level (cache L1 { size ...; line ...; bandwidth ... })",
+                hw,
+            )
+        )
     if not drams:
         diags.append(at_op("error", "the hardware block has no dram { bandwidth ... } level", hw))
     if len(drams) > 1:

@@ -43,6 +43,12 @@ def _apply_schedule() -> type[ModulePass]:
     return ApplySchedulePass
 
 
+def _model_perf() -> type[ModulePass]:
+    from irkit.passes.model_perf import ModelPerfPass
+
+    return ModelPerfPass
+
+
 def _schedule_pass(module: str, cls: str) -> Callable[[], type[ModulePass]]:
     def factory() -> type[ModulePass]:
         import importlib
@@ -58,6 +64,7 @@ IRKIT_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "generalize-tensorop": _generalize_tensorop,
     "lower-tensorop": _lower_tensorop,
     "apply-schedule": _apply_schedule,
+    "model-perf": _model_perf,
     "schedule-split": _schedule_pass("split", "ScheduleSplitPass"),
     "schedule-tile": _schedule_pass("tile", "ScheduleTilePass"),
     "schedule-reorder": _schedule_pass("reorder", "ScheduleReorderPass"),

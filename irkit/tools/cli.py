@@ -143,10 +143,41 @@ def _run(args: argparse.Namespace) -> int:
         return EXIT_INPUT
 
 
+# ------------------------------------------------------------------ calibrate, predict, validate
+
+
+def _tool(name: str) -> Callable[[argparse._SubParsersAction], None]:
+    """A subcommand whose module `irkit.tools.<name>` has `add_parser(sub)` and `run(args) -> int`."""
+
+    def add(sub: argparse._SubParsersAction) -> None:
+        import importlib
+
+        module = importlib.import_module(f"irkit.tools.{name}")
+        module.add_parser(sub)
+
+        def handler(args: argparse.Namespace) -> int:
+            try:
+                return module.run(args)
+            except DiagnosticError as exc:
+                sources = SourceManager()
+                for diag in exc.diagnostics:
+                    if diag.file and Path(diag.file).is_file():
+                        sources.add(diag.file, Path(diag.file).read_text(errors="replace"))
+                _print_diagnostics(exc.diagnostics, sources, "json" if getattr(args, "json", False) else "text")
+                return EXIT_INPUT
+
+        sub.choices[name].set_defaults(handler=handler)
+
+    return add
+
+
 SUBCOMMANDS: dict[str, Callable[[argparse._SubParsersAction], None]] = {
     "check": _add_check,
     "fmt": _add_fmt,
     "run": _add_run,
+    "calibrate": _tool("calibrate"),
+    "predict": _tool("predict"),
+    "validate": _tool("validate"),
 }
 
 

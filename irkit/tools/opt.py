@@ -98,7 +98,10 @@ def build_arg_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("-o", "--output", metavar="OUT", help="write the output here instead of stdout")
     p.add_argument(
-        "--emit", choices=("mlir", "design", "c"), default="mlir", help="output format (default: mlir; c: loop IR as C)"
+        "--emit",
+        choices=("mlir", "design", "c", "python"),
+        default="mlir",
+        help="output format (default: mlir; c: loop IR as C; python: perf IR as a standalone cost-model module)",
     )
     p.add_argument("--print-op-generic", action="store_true", help="print MLIR in generic form")
     p.add_argument("--print-debuginfo", action="store_true", help="print op locations")
@@ -475,6 +478,8 @@ class Driver:
                 except DiagnosticError as exc:
                     self._emit(exc.diagnostics, "while emitting C")
                     raise _ChunkFailed() from None
+            if self.opts.emit == "python":
+                return self._emit_python(module)
             return self._print_ir(module)
         except (_ChunkFailed, InternalError):
             raise
@@ -483,6 +488,45 @@ class Driver:
             raise InternalError(f"internal error in {what}: {type(exc).__name__}: {exc}", exc) from exc
         finally:
             self._time("print", start)
+
+    def _emit_python(self, module: ModuleOp) -> str:
+        """The cost-model module of perf IR (run model-perf first); priced by default with the
+        document's hardware when it names one that can be found."""
+        from irkit.backends.python_model import emit_python
+        from irkit.dialects.perf import KernelOp
+
+        kernels = [op for op in module.body.block.ops if isinstance(op, KernelOp)]
+        if len(kernels) != 1:
+            self._emit(
+                [
+                    Diagnostic(
+                        "error",
+                        "--emit python needs perf IR with one perf.kernel: add model-perf to the pipeline "
+                        f"(found {len(kernels)} perf.kernel ops)",
+                        self.filename,
+                    )
+                ]  # fmt: skip
+            )
+            raise _ChunkFailed()
+        hardware = None
+        hw = kernels[0].hardware
+        if hw is not None:
+            from irkit.perf.hardware import load_hardware
+
+            name = hw.data.get("name")
+            try:
+                if name is not None and len(hw.data) == 1:
+                    hardware = load_hardware(name.data, self.filename)  # type: ignore[union-attr]
+                else:
+                    from irkit.frontend import parse_design
+                    from irkit.perf.hardware import hardware_of_module
+
+                    hardware = hardware_of_module(
+                        parse_design(open(self.filename).read(), self.filename), self.filename
+                    )
+            except (DiagnosticError, OSError):
+                hardware = None
+        return emit_python(module, self.filename, hardware, kernels[0].sym_name.data + "_model")
 
     def _lines_of(self, diag: Diagnostic) -> set[int]:
         lines = set(self.extra_lines.get(id(diag), ()))

@@ -1,0 +1,767 @@
+"""From a loop-level kernel to cost terms: counts, footprints and cache traffic as expressions.
+
+This is the analysis behind `model-perf` (docs/perf-model.md states the
+model).  It reads the loop IR exactly as the C backend will emit it and
+derives, per top-level loop nest, expressions of the symbolic sizes:
+
+- **work**: floating-point instructions by kind (add-class, fma, div, sqrt,
+  exp), counted per *core* (the busiest one: a parallel loop of n
+  iterations gives each core at most ceil(n / cores) of them), in vector
+  instructions where the loop is vectorised (explicitly, or -- for an
+  innermost loop with unit-stride accesses and no carried dependence --
+  by gcc's auto-vectoriser), and the flops they perform;
+- **latency chains**: iterations of non-vector loops that accumulate into
+  one location, which cannot go faster than the add latency;
+- **L1 bytes**: the bytes every load and store instruction moves;
+- **cache traffic**: lines moved into a cache of `cap` lines, as one
+  expression with the capacity left symbolic, so the runtime evaluates it
+  for each level of whatever hardware it is given;
+- **parallelism**: how many cores are busy, and how often a parallel loop
+  is entered (fork/join).
+
+Sums over loops whose bounds depend on outer loops (tiles with tails) use
+the *first/last* rule: n iterations are n - 1 copies of the first and one
+of the last.  It is exact for what the schedule passes produce (only the
+last tile is partial), so flop counts match hand formulas exactly.
+
+The traffic model is the classic reuse analysis of affine accesses, at
+cache-line granularity (so layout and strides matter): the data a loop
+touches (its footprint: per buffer a box of indices, in lines of the
+storage order) either fits in the cache -- then it is loaded once per
+execution of the loop -- or it does not, and then each iteration of the
+loop reloads what its body needs except what the previous iteration left
+behind (data the body reads that does not move with the loop variable,
+or the overlap of a stencil), provided one iteration's footprint fits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import DictionaryAttr, Float32Type, Float64Type, IndexType, MemRefType
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir.affine import (
+    AffineBinaryOpExpr,
+    AffineBinaryOpKind,
+    AffineConstantExpr,
+    AffineDimExpr,
+    AffineExpr,
+    AffineSymExpr,
+)
+
+from irkit.dialects import loop as lp
+from irkit.kernel_abi import kernel_args, layout_order
+from irkit.perf import expr as ex
+from irkit.perf.expr import Expr
+
+CAP = "cap"  # the capacity of the cache being priced, in lines
+SETS = "sets"  # its number of sets (lines / ways): strided rows may crowd into a few of them
+LINE = "line"  # the line size, bytes
+LANES32 = "lanes32"  # f32 lanes of the hardware's vectors
+LANES64 = "lanes64"
+CORES = "cores"
+PAGE = 4096  # bytes of a page: the part of an address that is the same virtually and physically
+MMAP_THRESHOLD = 32 << 20  # glibc's DEFAULT_MMAP_THRESHOLD_MAX on 64-bit: larger blocks are always mmapped
+
+ADD_CLASS = {"arith.addf", "arith.subf", "arith.mulf", "arith.maximumf", "arith.minimumf", "arith.negf",
+             "arith.cmpf", "arith.select", "arith.maxnumf", "arith.minnumf", "math.absf"}  # fmt: skip
+KIND_OF = {"arith.divf": "div", "math.sqrt": "sqrt", "math.exp": "exp"}
+
+
+class ModelError(Exception):
+    """The loop IR has something the model cannot price (said plainly, with the op)."""
+
+
+# ---- the loop tree ----------------------------------------------------------
+
+
+@dataclass
+class Buffer:
+    name: str
+    elem: int  # bytes
+    shape: list[Expr]  # logical extents
+    order: list[int]  # storage order, outermost first
+    role: str  # input | output | temp
+    local: bool = False  # a loop.local: registers or stack, never priced as memory
+    loaded: bool = False
+    stored: bool = False
+
+    def lines(self) -> Expr:
+        total = ex.ONE
+        for x in self.shape:
+            total = total * x
+        return ex.cdiv(total * self.elem, ex.sym(LINE))
+
+    def bytes(self) -> Expr:
+        total = ex.const(self.elem)
+        for x in self.shape:
+            total = total * x
+        return total
+
+
+@dataclass
+class Access:
+    buf: Buffer
+    store: bool
+    dims: list[tuple[dict[str, int], Expr] | None]  # per logical dim: loop-var coefficients, the rest
+    owner: Loop | None = None
+
+
+@dataclass
+class Loop:
+    var: str
+    name: str
+    lb: Expr
+    ub: Expr
+    step: int
+    parallel: bool
+    vector: int | None
+    loops: list[Loop] = field(default_factory=list)
+    accesses: list[Access] = field(default_factory=list)  # directly in the body
+    ops: dict[str, int] = field(default_factory=dict)  # instruction kind -> count per iteration (direct)
+    flops: int = 0  # per iteration (direct)
+    chain: bool = False  # a non-vector accumulation into one location
+    auto_vector: bool = False
+    streamed: set[str] = field(default_factory=set)  # buffers this (vector) loop stores with streaming stores
+    parent: Loop | None = None
+
+    def trips(self) -> Expr:
+        return ex.max_(ex.ZERO, ex.cdiv(self.ub - self.lb, self.step))
+
+    def core_trips(self) -> Expr:
+        """Iterations one core runs: all, or its static share of a parallel loop."""
+        n = self.trips()
+        return ex.cdiv(n, ex.sym(CORES)) if self.parallel else n
+
+    def walk(self):
+        yield self
+        for child in self.loops:
+            yield from child.walk()
+
+
+def total_over(loop: Loop, body: Expr, per_core: bool = True) -> Expr:
+    """Sum of `body` (which may use the loop's variable) over the loop's iterations (first/last rule)."""
+    n = loop.core_trips() if per_core else loop.trips()
+    if loop.var not in body.free():
+        return n * body
+    first = ex.subs(body, {loop.var: loop.lb})
+    last = ex.subs(body, {loop.var: loop.lb + (n - 1) * loop.step})
+    return ex.max_(n - 1, 0) * first + ex.min_(n, 1) * last
+
+
+# ---- reading the IR ---------------------------------------------------------
+
+
+class Reader:
+    """Builds the loop tree of one kernel."""
+
+    def __init__(self, kernel: func.FuncOp, stream_threshold: int):
+        self.kernel = kernel
+        self.stream_threshold = stream_threshold
+        self.values: dict[SSAValue, Expr] = {}
+        self.buffers: dict[SSAValue, Buffer] = {}
+        self.used_names: set[str] = set()
+        self.loops: dict[str, Loop] = {}
+        self.top_allocs: list[Buffer] = []  # temporaries allocated once per call
+        self.relaxed = _relaxed(kernel)
+        sizes, tensors = kernel_args(kernel)
+        for s in sizes:
+            self.values[s.value] = ex.sym(s.name)
+            self.used_names.add(s.name)
+        size_syms = [ex.sym(s.name) for s in sizes]
+        for t in tensors:
+            shape = [affine_to_expr(r, [], size_syms) for r in t.shape.results]
+            self.buffers[t.value] = Buffer(t.name, _elem_bytes(t.memref), shape, t.order, t.role)
+        self.used_names |= {CAP, SETS, LINE, LANES32, LANES64, CORES}
+        for op in kernel.body.walk():
+            if isinstance(op, lp.LoadOp | lp.StoreOp) and op.memref in self.buffers:
+                b = self.buffers[op.memref]
+                if isinstance(op, lp.LoadOp):
+                    b.loaded = True
+                else:
+                    b.stored = True
+
+    def fresh(self, name: str) -> str:
+        base = f"{name}_" if name in self.used_names or not name.isidentifier() else name
+        out, k = base, 1
+        while out in self.used_names:
+            k += 1
+            out = f"{base}{k}"
+        self.used_names.add(out)
+        return out
+
+    def expr_of(self, v: SSAValue) -> Expr:
+        got = self.values.get(v)
+        if got is None:
+            raise ModelError(f"an index operand is not a size or a loop variable ({v})")
+        return got
+
+    def map_exprs(self, amap, operands) -> list[Expr]:
+        dims = [self.expr_of(v) for v in operands]
+        return [affine_to_expr(r, dims, []) for r in amap.results]
+
+    def read_block(self, block: Block, parent: Loop | None, top: list[Loop]) -> None:
+        for op in block.ops:
+            if isinstance(op, lp.ForOp):
+                top.append(self.read_loop(op, parent))
+            elif isinstance(op, lp.AllocOp):
+                sizes = [self.expr_of(v) for v in op.sizes]
+                shape = [affine_to_expr(r, [], sizes) for r in op.shape.data.results]
+                mt = op.result.type
+                assert isinstance(mt, MemRefType)
+                self.buffers[op.result] = Buffer(op.tensor_name.data, _elem_bytes(mt), shape, layout_order(mt), "temp")
+                if parent is None:
+                    self.top_allocs.append(self.buffers[op.result])
+            elif isinstance(op, lp.LocalOp):
+                mt = op.result.type
+                assert isinstance(mt, MemRefType)
+                shape = [ex.const(n) for n in mt.get_shape()]
+                self.buffers[op.result] = Buffer(
+                    op.tensor_name.data, _elem_bytes(mt), shape, layout_order(mt), "temp", local=True
+                )
+            elif parent is not None:
+                self.read_op(op, parent)
+            elif isinstance(op, lp.LoadOp | lp.StoreOp):
+                raise ModelError("a load or store outside every loop is not modelled")
+
+    def read_loop(self, op: lp.ForOp, parent: Loop | None) -> Loop:
+        lbs = self.map_exprs(op.lower.data, op.lower_operands)
+        ubs = self.map_exprs(op.upper.data, op.upper_operands)
+        var = self.fresh(op.loop_name.data)
+        loop = Loop(
+            var=var,
+            name=op.loop_name.data,
+            lb=ex.max_(*lbs),
+            ub=ex.min_(*ubs),
+            step=op.step_value,
+            parallel=op.parallel is not None,
+            vector=op.vector.value.data if op.vector is not None else None,
+            parent=parent,
+        )
+        self.values[op.induction_var] = ex.sym(var)
+        self.loops[var] = loop
+        self.read_block(op.body.block, loop, loop.loops)
+        self.classify(op, loop)
+        return loop
+
+    def read_op(self, op: Operation, loop: Loop) -> None:
+        if isinstance(op, lp.LoadOp | lp.StoreOp):
+            buf = self.buffers.get(op.memref)
+            if buf is None:
+                raise ModelError(f"access to an unknown buffer ({op.memref})")
+            dims: list[tuple[dict[str, int], Expr] | None] = []
+            operands = [self.expr_of(v) for v in op.indices]
+            for result in op.map.data.results:
+                form = lp.linear_form(result)
+                if form is None:
+                    dims.append(None)
+                    continue
+                coeffs: dict[str, int] = {}
+                rest = ex.const(form[1])
+                for pos, k in form[0].items():
+                    e = operands[pos]
+                    if e.op == "sym" and self._is_loop_var(e.value):  # type: ignore[arg-type]
+                        coeffs[e.value] = coeffs.get(e.value, 0) + k  # type: ignore[index]
+                    else:
+                        rest = rest + e * k
+                dims.append((self.effective({v: k for v, k in coeffs.items() if k}), rest))
+            loop.accesses.append(Access(buf, isinstance(op, lp.StoreOp), dims, loop))
+            return
+        name = op.name
+        if not op.results or not isinstance(op.results[0].type, Float32Type | Float64Type):
+            return
+        wide = isinstance(op.results[0].type, Float64Type)
+        if name in KIND_OF:
+            kind = KIND_OF[name]
+            if kind == "exp" and not self.relaxed:
+                kind = "exp_libm"  # the C library's expf, one call per element: the loop stays scalar
+            loop.flops += 1
+        elif name in ADD_CLASS:
+            kind = "fp"
+            if name not in ("arith.cmpf", "arith.select", "arith.negf", "math.absf"):
+                loop.flops += 1
+            if name == "arith.addf" and self._fused(op):
+                return  # one FMA with its multiply: that counted the instruction, this the flop
+        elif name.startswith("math.") or name in ("arith.remf", "arith.powf"):
+            raise ModelError(f"'{name}' has no cost in the model yet")
+        else:
+            return
+        key = kind + ("64" if wide else "")
+        loop.ops[key] = loop.ops.get(key, 0) + 1
+
+    def effective(self, coeffs: dict[str, int]) -> dict[str, int]:
+        """Coefficients of the loop variables, including through the lower bounds of windows:
+        `a[ii]` with `ii` from `io` moves with `io` too."""
+        out = dict(coeffs)
+        pending = list(coeffs.items())
+        while pending:
+            var, k = pending.pop()
+            loop = self.loops.get(var)
+            if loop is None:
+                continue
+            node = loop.parent
+            while node is not None:
+                c = ex.slope(loop.lb, node.var)
+                if c:
+                    out[node.var] = out.get(node.var, 0) + k * c
+                    pending.append((node.var, k * c))
+                node = node.parent
+        return {v: k for v, k in out.items() if k}
+
+    def _is_loop_var(self, name: str) -> bool:
+        return name not in {s.name for s in kernel_args(self.kernel)[0]}
+
+    def _fused(self, add: Operation) -> bool:
+        """An addf of a mulf's only use: one FMA when the C contracts it (relaxed_math, or a
+        register-tile accumulation, which the vector emitter writes as an FMA)."""
+        for operand in add.operands:
+            owner = operand.owner
+            if isinstance(owner, arith.MulfOp) and len(list(operand.uses)) == 1:
+                if self.relaxed:
+                    return True
+                result = add.results[0]
+                for use in result.uses:
+                    st = use.operation
+                    if isinstance(st, lp.StoreOp) and isinstance(st.memref.owner, lp.LocalOp):
+                        return True
+        return False
+
+    def classify(self, op: lp.ForOp, loop: Loop) -> None:
+        """Accumulation chains, gcc's auto-vectorisation and streaming stores of an innermost loop."""
+        if loop.loops:
+            return
+        iv = loop.var
+        stores = [a for a in loop.accesses if a.store]
+        carried = False
+        for st in stores:
+            if st.buf.local and loop.vector is not None:
+                continue
+            invariant = all(d is not None and iv not in d[0] for d in st.dims)
+            reloaded = any(not a.store and a.buf is st.buf and a.dims == st.dims for a in loop.accesses)
+            if invariant and reloaded:
+                carried = True
+        if loop.vector is None and carried and (loop.ops.get("fp") or loop.ops.get("fp64")):
+            loop.chain = True
+        if loop.ops.get("exp_libm") or loop.ops.get("exp_libm64"):
+            loop.vector = None  # gcc cannot vectorise a call to expf (no fast-math): scalar code
+            return
+        if loop.vector is None and not carried and loop.step == 1:
+            loop.auto_vector = all(_unit_or_invariant(a, iv) for a in loop.accesses) and bool(loop.accesses)
+        from irkit.backends.c import stream_candidate
+
+        st_op = stream_candidate(self.kernel, op)
+        if st_op is not None and st_op.memref in self.buffers:
+            loop.streamed.add(self.buffers[st_op.memref].name)
+
+
+def _unit_or_invariant(a: Access, iv: str) -> bool:
+    inner = a.buf.order[-1] if a.buf.order else 0
+    for d, dim in enumerate(a.dims):
+        if dim is None:
+            return False
+        k = dim[0].get(iv, 0)
+        if k == 0:
+            continue
+        if d != inner or abs(k) != 1:
+            return False
+    return True
+
+
+def _relaxed(kernel: func.FuncOp) -> bool:
+    assume = kernel.attributes.get("irkit.assume")
+    return isinstance(assume, DictionaryAttr) and "relaxed_math" in assume.data
+
+
+def _elem_bytes(t: MemRefType) -> int:
+    et = t.element_type
+    width = getattr(et, "bitwidth", None) or getattr(et, "width", None)
+    if isinstance(et, Float32Type):
+        return 4
+    if isinstance(et, Float64Type):
+        return 8
+    if isinstance(et, IndexType):
+        return 8
+    if isinstance(width, int):
+        return max(1, width // 8)
+    if hasattr(width, "data"):
+        return max(1, width.data // 8)
+    return 4
+
+
+def affine_to_expr(e: AffineExpr, dims: list[Expr], syms: list[Expr]) -> Expr:
+    if isinstance(e, AffineConstantExpr):
+        return ex.const(e.value)
+    if isinstance(e, AffineDimExpr):
+        return dims[e.position]
+    if isinstance(e, AffineSymExpr):
+        return syms[e.position]
+    assert isinstance(e, AffineBinaryOpExpr)
+    a, b = affine_to_expr(e.lhs, dims, syms), affine_to_expr(e.rhs, dims, syms)
+    if e.kind == AffineBinaryOpKind.Add:
+        return a + b
+    if e.kind == AffineBinaryOpKind.Mul:
+        return a * b
+    if e.kind == AffineBinaryOpKind.FloorDiv:
+        return ex.fdiv(a, b)
+    if e.kind == AffineBinaryOpKind.CeilDiv:
+        return ex.cdiv(a, b)
+    if e.kind == AffineBinaryOpKind.Mod:
+        return ex.mod(a, b)
+    raise ModelError(f"unknown affine operation {e.kind}")
+
+
+# ---- footprints ------------------------------------------------------------
+
+
+def _spans(root: Loop, include_root: bool) -> dict[str, Expr]:
+    """For every loop var inside `root`: how far it moves during one execution of `root`
+    (or of one iteration, when include_root is False), taking inner bounds at their first
+    (full) iterations."""
+    spans: dict[str, Expr] = {}
+    env: dict[str, Expr] = {}
+
+    def visit(loop: Loop, is_root: bool) -> None:
+        lb = ex.subs(loop.lb, env)
+        n = ex.subs(loop.core_trips(), env)
+        if not is_root or include_root:
+            spans[loop.var] = ex.max_(ex.ZERO, (n - 1) * loop.step)
+        env[loop.var] = lb
+        for child in loop.loops:
+            visit(child, False)
+        del env[loop.var]
+
+    visit(root, True)
+    return spans
+
+
+def _accesses_under(root: Loop) -> list[Access]:
+    return [a for loop in root.walk() for a in loop.accesses if not a.buf.local]
+
+
+def _group_key(a: Access) -> tuple:
+    key = []
+    for dim in a.dims:
+        key.append(None if dim is None else tuple(sorted(dim[0].items())))
+    return (id(a.buf), tuple(key))
+
+
+@dataclass
+class Box:
+    buf: Buffer
+    widths: list[Expr]
+    stored: bool
+    coeffs: list[dict[str, int] | None]
+
+
+def boxes(root: Loop, include_root: bool) -> list[Box]:
+    """The index boxes the loop's accesses touch, one per buffer and access pattern."""
+    spans = _spans(root, include_root)
+    groups: dict[tuple, list[Access]] = {}
+    for a in _accesses_under(root):
+        groups.setdefault(_group_key(a), []).append(a)
+    out: list[Box] = []
+    for members in groups.values():
+        a0 = members[0]
+        widths: list[Expr] = []
+        for d, dim in enumerate(a0.dims):
+            extent = a0.buf.shape[d]
+            if dim is None:
+                widths.append(extent)
+                continue
+            w = ex.ONE
+            for v, k in dim[0].items():
+                if v in spans:
+                    w = w + abs(k) * spans[v]
+            rests = [m.dims[d][1] for m in members]  # type: ignore[index]
+            offsets = [r - rests[0] for r in rests]
+            if all(o.is_const for o in offsets):
+                vals = [o.value for o in offsets]
+                w = w + (max(vals) - min(vals))  # type: ignore[operator]
+            elif len(members) > 1:
+                w = extent
+            widths.append(ex.min_(w, extent))
+        out.append(
+            Box(a0.buf, widths, any(m.store for m in members), [None if dd is None else dd[0] for dd in a0.dims])
+        )
+    return out
+
+
+def _run_lines(elements: Expr, elem: int, fractional: bool) -> Expr:
+    """Lines a run of contiguous elements touches: whole lines from an aligned start; or, for
+    differences between boxes, the expected count 1 + (n - 1) x elem / line (0 for no elements)."""
+    line = ex.sym(LINE)
+    if not fractional:
+        return ex.cdiv(elements * elem, line)
+    return ex.le(elements, 0, 0, 1 + ex.rdiv((elements - 1) * elem, line))
+
+
+def box_lines(box: Box, widths: list[Expr] | None = None, fractional: bool = False) -> Expr:
+    """Cache lines of the box in the buffer's storage order (a full innermost row merges with the next)."""
+    buf = box.buf
+    ws = box.widths if widths is None else widths
+    order = buf.order or list(range(len(ws)))
+    if not order:
+        return ex.ONE
+    inner = order[-1]
+    outer = ex.ONE
+    for d in order[:-1]:
+        outer = outer * ws[d]
+    plain = _run_lines(ws[inner], buf.elem, fractional) * outer
+    if len(order) < 2:
+        return plain
+    nxt = order[-2]
+    rest = ex.ONE
+    for d in order[:-2]:
+        rest = rest * ws[d]
+    merged = _run_lines(ws[inner] * ws[nxt], buf.elem, fractional) * rest
+    return ex.le(buf.shape[inner], ws[inner], merged, plain)
+
+
+def crowded_lines(box: Box) -> Expr:
+    """The box's lines as the cache sees them when its rows crowd into few sets.
+
+    Rows of a strided box start `stride` bytes apart; with a stride that shares a
+    large power of two with the cache's set span (sets x line), they all map to a few
+    sets, and only `ways` lines a set can stay.  The box then needs as much cache as
+    lines x sets / (sets it reaches): a column of a 4 KiB-strided matrix does not fit
+    an 8-way L1 however short it is.  A box of whole rows is contiguous: no crowding.
+    Only caches whose sets span at most a page are affected (see below)."""
+    buf = box.buf
+    order = buf.order or list(range(len(box.widths)))
+    lines = box_lines(box)
+    if len(order) < 2:
+        return lines
+    inner = order[-1]
+    rows = ex.ONE
+    for d in order[:-1]:
+        rows = rows * box.widths[d]
+    line, sets = ex.sym(LINE), ex.sym(SETS)
+    span = sets * line
+    stride = buf.shape[inner] * buf.elem
+    row_sets = ex.fdiv(span, ex.max_(ex.gcd(stride, span), line))
+    reach = ex.max_(ex.ONE, ex.min_(sets, ex.cdiv(box.widths[inner] * buf.elem, line) * ex.min_(rows, row_sets)))
+    crowded = ex.rdiv(lines * sets, reach)
+    # Only a cache whose sets span at most a page (L1: virtually indexed) sees the stride as
+    # written; beyond a page, physical pages land anywhere and strided rows spread out.
+    crowded = ex.le(span, PAGE, crowded, lines)
+    return ex.le(buf.shape[inner], box.widths[inner], lines, crowded)
+
+
+def fit_footprint(root: Loop, include_root: bool) -> Expr:
+    """The footprint a fit test compares with the capacity (crowding counted)."""
+    total = ex.ZERO
+    for b in boxes(root, include_root):
+        total = total + ex.min_(crowded_lines(b), b.buf.lines() * ex.sym(SETS))
+    return total
+
+
+def footprint(root: Loop, include_root: bool = True, stored_only: bool = False) -> Expr:
+    total = ex.ZERO
+    for b in boxes(root, include_root):
+        if stored_only and not b.stored:
+            continue
+        total = total + ex.min_(box_lines(b), b.buf.lines())
+    return total
+
+
+def _delta(root: Loop, b: Box) -> Expr:
+    """New lines per step of the root's variable, for a box of one iteration: the slab the
+    box moves into (along the innermost storage dimension, a fraction of a line per element)."""
+    moved = [d for d, c in enumerate(b.coeffs) if c is not None and c.get(root.var)]
+    if not moved:
+        if any(c is None for c in b.coeffs):
+            return box_lines(b, fractional=True)
+        return ex.ZERO
+    order = b.buf.order or list(range(len(b.widths)))
+    inner = order[-1]
+    total = ex.ZERO
+    for d in moved:
+        shift = abs(b.coeffs[d][root.var]) * root.step  # type: ignore[index]
+        others = ex.ONE
+        for o in order[:-1]:
+            if o != d:
+                others = others * b.widths[o]
+        run = _run_lines(b.widths[inner], b.buf.elem, True)
+        if d == inner:
+            total = total + others * ex.min_(run, ex.rdiv(shift * b.buf.elem, ex.sym(LINE)))
+        else:
+            total = total + others * ex.min_(b.widths[d], shift) * run
+    return total
+
+
+def _step_lines(a: Access, loop: Loop) -> Expr:
+    """New lines one access touches per iteration of `loop`, with no reuse beyond the line:
+    a fraction of a line when it moves along the innermost storage dimension."""
+    order = a.buf.order or list(range(len(a.dims)))
+    inner = order[-1] if order else 0
+    step = ex.ZERO
+    for d, dim in enumerate(a.dims):
+        if dim is None:
+            return ex.ONE
+        k = dim[0].get(loop.var, 0)
+        if not k:
+            continue
+        if d != inner:
+            return ex.ONE
+        step = ex.min_(ex.ONE, ex.rdiv(abs(k) * loop.step * a.buf.elem, ex.sym(LINE)))
+    return step
+
+
+def traffic(root: Loop, stored_only: bool = False) -> Expr:
+    """Lines moved into a cache of `cap` lines by one execution of `root` (outer vars free).
+
+    Stores count like loads here; the caller adds their write-back."""
+    cap = ex.sym(CAP)
+    whole = footprint(root, True, stored_only)
+    all_whole = fit_footprint(root, True)
+    body_boxes = boxes(root, False)
+    body_fit = fit_footprint(root, False)
+    body_all = ex.ZERO
+    reuse = ex.ZERO
+    n = root.core_trips()
+    for b in body_boxes:
+        lines = ex.min_(box_lines(b), b.buf.lines())
+        body_all = body_all + lines
+        if stored_only and not b.stored:
+            continue
+        reuse = reuse + lines + ex.max_(n - 1, 0) * ex.min_(lines, _delta(root, b))
+    per_iter = ex.ZERO
+    for child in root.loops:
+        per_iter = per_iter + traffic(child, stored_only)
+    first = ex.ZERO
+    for a in root.accesses:
+        if not a.buf.local and (a.store or not stored_only):
+            per_iter = per_iter + _step_lines(a, root)
+            first = first + 1
+    nofit = total_over(root, per_iter) + first
+    return ex.le(all_whole, cap, whole, ex.le(body_fit, cap, reuse, nofit))
+
+
+# ---- per-nest terms ------------------------------------------------------------
+
+
+@dataclass
+class NestTerms:
+    name: str
+    origin: str
+    terms: dict[str, Expr]
+
+
+def instr_count(root: Loop, per_core: bool = True) -> dict[str, Expr]:
+    """Totals of one execution of `root`: instructions by kind, flops, L1 bytes and chain
+    iterations -- for the busiest core, or (per_core False) for all cores together."""
+
+    def body(loop: Loop) -> dict[str, Expr]:
+        res: dict[str, Expr] = {}
+
+        def put(key: str, value: Expr) -> None:
+            res[key] = res.get(key, ex.ZERO) + value
+
+        for child in loop.loops:
+            for k, v in body(child).items():
+                put(k, v)
+        for kind, count in loop.ops.items():  # the direct work of one iteration
+            put("instr_" + kind, ex.const(count))
+        if loop.flops:
+            put("flop_lanes", ex.const(loop.flops))
+        vectorised = not loop.loops and bool(loop.vector or loop.auto_vector)
+        for a in loop.accesses:
+            if a.buf.local:
+                continue
+            put("l1_bytes", ex.const(a.buf.elem))
+            if vectorised and not _unit_or_invariant(a, loop.var):
+                put("elem_mem", ex.ONE)  # gathered or scattered: one scalar access a lane ...
+                put("elem_fp", ex.ONE)  # ... and one insert or extract
+            else:
+                put("instr_mem", ex.ONE)
+        if loop.chain:
+            put("chain", ex.ONE)
+        n = loop.core_trips() if per_core else loop.trips()
+        summed: dict[str, Expr] = {}
+        for k, v in res.items():
+            if k.startswith("elem_"):
+                summed[k] = total_over(loop, v, per_core)
+            elif k.startswith("instr_") and not loop.loops and (loop.vector or loop.auto_vector):
+                hw_lanes = ex.sym(LANES64 if k.endswith("64") else LANES32)
+                if loop.vector:  # W-wide chunks, each as many hardware vectors as it takes
+                    chunks = ex.cdiv(n, loop.vector) * ex.cdiv(loop.vector, hw_lanes)
+                else:
+                    chunks = ex.cdiv(n, hw_lanes)
+                summed[k] = _sum_with(loop, v, chunks)
+            else:
+                summed[k] = total_over(loop, v, per_core)
+        return summed
+
+    out = body(root)
+    for kind in ("mem", "fp"):  # per-element work of gathers joins the instructions
+        extra = out.pop("elem_" + kind, None)
+        if extra is not None:
+            out["instr_" + kind] = out.get("instr_" + kind, ex.ZERO) + extra
+    return out
+
+
+def _sum_with(loop: Loop, body: Expr, count: Expr) -> Expr:
+    if loop.var not in body.free():
+        return count * body
+    return count * ex.subs(body, {loop.var: loop.lb})
+
+
+def kernel_terms(kernel: func.FuncOp) -> tuple[list[NestTerms], dict[str, Expr], list[Buffer]]:
+    """The cost terms of every top-level nest of a loop-level kernel, and kernel-wide terms."""
+    from irkit.backends.c import stream_threshold
+
+    reader = Reader(kernel, stream_threshold(kernel))
+    top: list[Loop] = []
+    reader.read_block(kernel.body.block, None, top)
+    nests: list[NestTerms] = []
+    for root in top:
+        terms: dict[str, Expr] = instr_count(root)
+        terms["flops"] = instr_count(root, per_core=False).get("flop_lanes", ex.ZERO)
+        parallel = [lp_ for lp_ in root.walk() if lp_.parallel]
+        if parallel:
+            par = parallel[0]
+            terms["active"] = ex.min_(par.trips(), ex.sym(CORES))
+            terms["regions"] = _entries(par)
+        else:
+            terms["active"] = ex.ONE
+            terms["regions"] = ex.ZERO
+        terms["lines"] = traffic(root)
+        terms["stored_lines"] = traffic(root, stored_only=True)
+        streamed = _streamed_lines(root, reader.stream_threshold)
+        if streamed is not None:
+            terms["streamed_lines"] = streamed
+        nests.append(NestTerms(root.name, "", terms))
+    buffers = [b for b in reader.buffers.values() if not b.local]
+    kernel_bytes = ex.ZERO
+    for b in buffers:
+        kernel_bytes = kernel_bytes + b.bytes()
+    # A temporary larger than glibc's largest mmap threshold (32 MiB) is fresh memory from the
+    # system at every call: each of its 4 KiB pages faults at its first write.
+    pages = ex.ZERO
+    for b in reader.top_allocs:
+        pages = pages + ex.le(MMAP_THRESHOLD, b.bytes(), ex.cdiv(b.bytes(), 4096), 0)
+    return nests, {"kernel_bytes": kernel_bytes, "fresh_pages": pages}, buffers
+
+
+def _entries(loop: Loop) -> Expr:
+    """How many times `loop` is entered: the iterations of the loops around it (all cores)."""
+    count = ex.ONE
+    node = loop.parent
+    while node is not None:
+        count = total_over(node, count, per_core=False)
+        node = node.parent
+    return count
+
+
+def _streamed_lines(root: Loop, threshold: int) -> Expr | None:
+    """Lines of outputs written with streaming stores (no read before the write, no write-back
+    through the caches), when the output is at least `threshold` bytes."""
+    total = ex.ZERO
+    found = False
+    for loop in root.walk():
+        for name in loop.streamed:
+            buf = next(a.buf for a in loop.accesses if a.buf.name == name)
+            found = True
+            total = total + ex.le(threshold, buf.bytes(), buf.lines(), 0)
+    return total if found else None

@@ -1,0 +1,183 @@
+"""Hardware descriptions as the numbers the model prices with (base units).
+
+Every figure comes from a description in the language's hardware syntax
+(DESIGN.md contract 4).  Where a description leaves a figure out, it is
+derived from the ones it gives, and the derivation is recorded in `notes`
+so `irkit predict` can say so:
+
+- `flops_f32` from frequency x (simd / 32) x 2 x fma_units;
+  `flops_f64` from `flops_f32` / 2; `*_all` from the one-core figure x cores;
+- DRAM `bandwidth_core` = DRAM `bandwidth` (one core assumed to reach it).
+
+A figure that cannot be derived (a division throughput, say) is only an
+error when a kernel needs it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from irkit.diagnostics import Diagnostic, DiagnosticError
+from irkit.dialects import design as d
+from irkit.units import to_base
+
+
+@dataclass
+class Hardware:
+    name: str
+    values: dict  # the pricing dictionary (see irkit.perf.runtime.price)
+    source: str  # where it was read from
+    notes: list[str] = field(default_factory=list)
+
+    def __getitem__(self, key: str):
+        return self.values[key]
+
+
+def _fields(owner) -> dict[str, tuple[float, str | None]]:
+    out: dict[str, tuple[float, str | None]] = {}
+    for op in owner.regions[0].block.ops:
+        if isinstance(op, d.HwFieldOp):
+            out[op.key.data] = (op.value.value.data, None if op.unit is None else op.unit.data)
+    return out
+
+
+def from_op(hw: d.HardwareOp, source: str) -> Hardware:
+    """The pricing dictionary of a checked `design.hardware` block."""
+    top = _fields(hw)
+    notes: list[str] = []
+    name = hw.hw_name.data if hw.hw_name is not None else "inline"
+
+    def base(key: str, table=top) -> float | None:
+        if key not in table:
+            return None
+        value, unit = table[key]
+        return to_base(value, unit)
+
+    frequency = base("frequency")
+    simd = base("simd")
+    cores = base("cores")
+    assert frequency and simd and cores  # required fields; the checker ran
+    values: dict = {"cores": cores, "simd": simd, "frequency": frequency}
+    flops = base("flops_f32")
+    if flops is None:
+        fma = base("fma_units")
+        if fma is None:
+            raise DiagnosticError(
+                [
+                    Diagnostic(
+                        "error",
+                        f"hardware '{name}' ({source}) gives neither flops_f32 nor fma_units; the model "
+                        "needs one of them (irkit calibrate measures flops_f32)",
+                    )
+                ]  # fmt: skip
+            )
+        flops = frequency * simd / 32 * 2 * fma
+        notes.append(
+            f"flops_f32 derived: frequency x simd/32 lanes x 2 x {fma:g} fma_units = {flops / 1e9:.1f} GFLOP/s"
+        )
+    values["flops_f32"] = flops
+    f64 = base("flops_f64")
+    if f64 is None:
+        f64 = flops / 2
+        notes.append("flops_f64 derived as flops_f32 / 2")
+    values["flops_f64"] = f64
+    for key in ("div_f32", "sqrt_f32", "exp_f32", "libm_exp_f32"):
+        v = base(key)
+        if v is not None:
+            values[key] = v
+    for key in ("parallel_overhead", "call_overhead", "page_fault"):
+        v = _seconds(top, key, frequency)
+        if v is None:
+            notes.append(f"{key} not given: counted as 0")
+        else:
+            values[key] = v
+    lat = top.get("fp_latency")
+    if lat is not None:
+        value, unit = lat
+        values["fp_latency"] = value if unit == "cycles" else to_base(value, unit) * frequency
+    levels: list[dict] = []
+    for op in hw.body.block.ops:
+        if not isinstance(op, d.HwLevelOp):
+            continue
+        f = _fields(op)
+        if op.is_dram:
+            values["dram_bandwidth"] = base("bandwidth", f)
+            core = base("bandwidth_core", f)
+            if core is None:
+                notes.append("dram bandwidth_core not given: one core assumed to reach the whole bandwidth")
+                core = values["dram_bandwidth"]
+            values["dram_bandwidth_core"] = core
+            continue
+        level = {
+            "name": op.level.data,
+            "size": base("size", f),
+            "bandwidth": base("bandwidth", f),
+            "line": base("line", f),
+        }
+        shared = base("shared", f)
+        level["shared"] = shared if shared is not None else 1
+        ways = base("ways", f)
+        if ways is not None:
+            level["ways"] = ways
+        all_ = base("bandwidth_all", f)
+        if all_ is not None:
+            level["bandwidth_all"] = all_
+        levels.append(level)
+    values["levels"] = levels
+    values["line"] = levels[0]["line"] if levels else 64.0
+    return Hardware(name, values, source, notes)
+
+
+def _seconds(table, key: str, frequency: float) -> float | None:
+    if key not in table:
+        return None
+    value, unit = table[key]
+    if unit == "cycles":
+        return value / frequency
+    return to_base(value, unit)
+
+
+def load_hardware(spec: str | Path | None, document: str | Path | None = None) -> Hardware:
+    """A description: a `.hw` path, a name (searched like `hardware NAME`), or, with spec None,
+    the document's own hardware section."""
+    from irkit.frontend import parse_design
+    from irkit.hardware_files import find_hardware, search_dirs
+
+    if spec is None:
+        if document is None:
+            raise DiagnosticError([Diagnostic("error", "no hardware given and no document to take it from")])
+        path = Path(document)
+        module = parse_design(path.read_text(), str(path))
+        return hardware_of_module(module, str(path))
+    text = str(spec)
+    path = Path(text)
+    if not (text.endswith(".hw") or path.is_file()):
+        found = find_hardware(text, None if document is None else str(document))
+        if found is None:
+            looked = ", ".join(str(p) for p in search_dirs(None if document is None else str(document)))
+            raise DiagnosticError(
+                [Diagnostic("error", f"hardware description '{text}' not found: no {text}.hw in {looked}")]
+            )
+        path = found
+    if not path.is_file():
+        raise DiagnosticError([Diagnostic("error", f"hardware description file '{path}' does not exist")])
+    module = parse_design(path.read_text(), str(path))
+    return hardware_of_module(module, str(path))
+
+
+def hardware_of_module(module, source: str) -> Hardware:
+    """The hardware of a parsed document or `.hw` file (a reference is resolved)."""
+    from irkit.hardware_files import find_hardware
+
+    for op in module.walk():
+        if isinstance(op, d.HardwareOp):
+            return from_op(op, source)
+        if isinstance(op, d.HardwareRefOp):
+            path = find_hardware(op.ref.data, source)
+            if path is None:
+                raise DiagnosticError([Diagnostic("error", f"hardware description '{op.ref.data}' not found")])
+            return load_hardware(path)
+    raise DiagnosticError(
+        [Diagnostic("error", f"{source} has no hardware section; give one with --hw (a .hw file or a name)")]
+    )

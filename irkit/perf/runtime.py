@@ -1,0 +1,129 @@
+"""Pricing cost terms on a hardware description: the model's equations, in one place.
+
+This module is deliberately standalone -- the standard library and numpy
+only, no irkit import -- because `--emit python` copies its source into the
+emitted module verbatim: the in-process model (`irkit.perf.predict`) and
+the emitted one run the same code, so they agree to the last bit.
+
+The model (docs/perf-model.md): for each loop nest, per core (the busiest),
+
+    compute  = sum over instruction kinds of count x seconds per instruction
+    chain    = accumulation iterations x fp_latency / frequency
+    L1       = load and store instructions x vector bytes / L1 bandwidth
+    level l  = lines moved into the level above l x line / bandwidth of l
+    DRAM     = lines moved out of the last cache x line x busy cores / DRAM bandwidth
+    time     = max(compute, chain, L1, each level, DRAM) + parallel-loop entries x fork/join
+
+summed over the nests, plus one call overhead.  Instruction seconds come
+from the measured throughputs: an FP instruction (add, mul, FMA, max ...)
+costs 2 x lanes / flops_f32 (the peak is FMA lanes x 2); a division,
+square root or exp instruction costs lanes / div_f32 (sqrt_f32, exp_f32).
+The nest's data is assumed to stay in cache across calls when all the
+kernel's buffers fit the level (`WARM`), as in a benchmark's repeated
+calls; `cold=True` prices a first call.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+# ---- the model (everything below is copied into emitted modules) ----
+
+# The share of a cache the model counts on holding a working set: caches are
+# not fully associative and hold other data too.  An assumption of the model,
+# not a hardware figure.
+CACHE_SHARE = 0.5
+
+
+def price(nests, kernel_terms, env, hw, cold=False):
+    """Seconds and breakdown for evaluated terms.
+
+    `nests`: list of (name, fn) where fn(env) -> dict of term values, and
+    fn may be called with different `cap` values in env; `hw`: the
+    hardware dictionary (see `irkit.perf.hardware`).
+    """
+    levels = hw["levels"]
+    line = float(hw["line"])
+    lanes32 = hw["simd"] / 32.0
+    base = dict(env)
+    base.update({"line": line, "lanes32": lanes32, "lanes64": hw["simd"] / 64.0, "cores": float(hw["cores"])})
+    kernel_wide = kernel_terms(base)
+    kernel_bytes = kernel_wide["kernel_bytes"]
+    instr_cost = {
+        "fp": 2.0 * lanes32 / hw["flops_f32"],
+        "fp64": hw["simd"] / 32.0 / hw["flops_f64"],
+        "div": lanes32 / hw["div_f32"] if hw.get("div_f32") else None,
+        "sqrt": lanes32 / hw["sqrt_f32"] if hw.get("sqrt_f32") else None,
+        "exp": lanes32 / hw["exp_f32"] if hw.get("exp_f32") else None,
+        "exp_libm": 1.0 / hw["libm_exp_f32"] if hw.get("libm_exp_f32") else None,
+        # a load or store instruction: a full vector's share of the measured L1 bandwidth
+        "mem": None,
+    }
+    total = 0.0
+    parts = {"compute": 0.0, "chain": 0.0, "L1": 0.0}
+    for lv in levels[1:]:
+        parts[lv["name"]] = 0.0
+    parts["DRAM"] = 0.0
+    parts["overhead"] = float(hw.get("call_overhead", 0.0))
+    flops = 0.0
+    dram_bytes = 0.0
+    nest_rows = []
+    for name, fn in nests:
+        t = fn(dict(base, cap=1.0, sets=1.0))
+        active = np.maximum(t.get("active", 1.0), 1.0)
+        compute = 0.0
+        for key, value in t.items():
+            if not key.startswith("instr_") or key == "instr_mem":
+                continue
+            kind = key[len("instr_") :]
+            cost = instr_cost.get(kind)
+            if cost is None:
+                field = {"exp_libm": "libm_exp_f32", "fp64": "flops_f64"}.get(kind, kind + "_f32")
+                raise KeyError(f"the hardware description has no '{field}', the throughput of {kind} instructions")
+            compute = compute + value * cost
+        chain = t.get("chain", 0.0) * hw.get("fp_latency", 0.0) / hw["frequency"]
+        l1 = t.get("instr_mem", 0.0) * (hw["simd"] / 8.0) / levels[0]["bandwidth"]
+        terms = {"compute": compute, "chain": chain, "L1": l1}
+        # traffic into each level from the one below it
+        for i, lv in enumerate(levels):
+            below = levels[i + 1] if i + 1 < len(levels) else None
+            shared = lv.get("shared", 1) > 1
+            cap_bytes = lv["size"] * CACHE_SHARE / (active if shared else 1.0)
+            # sets: lines / ways (a description without `ways` is taken as fully associative)
+            sets = max(1.0, lv["size"] / line / lv["ways"]) if lv.get("ways") else lv["size"] / line
+            tt = fn(dict(base, cap=cap_bytes / line, sets=sets))
+            # fills, and write-backs of stored lines; streamed lines skip the caches and
+            # reach DRAM once
+            streamed = tt.get("streamed_lines", 0.0) / active
+            lines = np.maximum(tt["lines"] + tt.get("stored_lines", 0.0) - 2.0 * streamed, 0.0)
+            warm = (not cold) & (kernel_bytes <= lv["size"] * CACHE_SHARE)
+            if below is None:
+                lines = lines + streamed
+                moved = np.where(warm, 0.0, lines * line)
+                bw = np.where(active > 1, hw["dram_bandwidth"], hw.get("dram_bandwidth_core", hw["dram_bandwidth"]))
+                seconds = moved * active / bw
+                terms["DRAM"] = seconds
+                dram_bytes = dram_bytes + moved * active
+            else:
+                moved = np.where(warm, 0.0, lines * line)
+                bw = below["bandwidth"]
+                if below.get("shared", 1) > 1 and below.get("bandwidth_all"):
+                    bw = np.minimum(bw, below["bandwidth_all"] / active)
+                terms[below["name"]] = moved / bw
+        nest_time = terms["compute"]
+        for v in terms.values():
+            nest_time = np.maximum(nest_time, v)
+        overhead = t.get("regions", 0.0) * hw.get("parallel_overhead", 0.0)
+        nest_time = nest_time + overhead
+        total = total + nest_time
+        for k, v in terms.items():
+            parts[k] = parts.get(k, 0.0) + v
+        parts["overhead"] = parts["overhead"] + overhead
+        flops = flops + t.get("flops", 0.0)
+        nest_rows.append({"nest": name, "seconds": nest_time, **terms, "overhead": overhead})
+    total = total + float(hw.get("call_overhead", 0.0))
+    # fresh pages of large temporaries fault at their first write, on the cores that write them
+    faults = kernel_wide.get("fresh_pages", 0.0) * hw.get("page_fault", 0.0) / float(hw["cores"])
+    total = total + faults
+    parts["overhead"] = parts["overhead"] + faults
+    return {"seconds": total, "breakdown": parts, "flops": flops, "dram_bytes": dram_bytes, "nests": nest_rows}

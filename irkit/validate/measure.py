@@ -1,0 +1,357 @@
+"""Compile each variant, time it in its steady state, and ask the cost model for its prediction.
+
+Kernels are called the way the benchmarks call irkit (`bench/suite.py`):
+buffers allocated once in the document's layouts and filled with the same
+random inputs for every schedule, one checked call through the runner, then
+the C entry point directly with the arguments prepared once (the runner's
+argument checks cost ~0.2 ms a call, which would swamp small kernels).
+
+The schedules of one kernel at one size are timed together with
+`irkit.timing`: round after round, each settles (untimed calls for
+`Plan.settle` seconds), then a batch of its calls is timed; the median is
+the measurement.  Alternating them spreads the shared host's slow and fast
+moments over all of them, which is what comparing their order needs.  A
+call longer than the settling time is its own warm-up and is not settled.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from irkit.timing import WARMUP_SECONDS, Plan, batch_size, rounds_for, settle, summary, time_call
+from irkit.validate import stats
+from irkit.validate.suite import Case
+
+# Full runs: 0.1 s of settling, then batches; about 3 s per kernel and size for all its schedules.
+FULL_PLAN = Plan(repeat=3, min_time=0.3, budget=3.0, settle=0.1)
+QUICK_PLAN = Plan(repeat=3, min_time=0.02, budget=0.2, settle=0.01)
+
+# When other processes kept more than this many cores busy while a group was timed, it is timed
+# again (at most BUSY_RETRIES more times, and for at most `retry_seconds` over the whole run),
+# and the quietest attempt is kept.
+BUSY_LOAD = 0.25
+BUSY_RETRIES = 2
+
+Predictor = Callable[[Path, dict[str, int], object], object]  # (document, sizes, hw) -> a Prediction
+
+
+def error_text(exc: BaseException) -> str:
+    from irkit.diagnostics import DiagnosticError
+
+    if isinstance(exc, DiagnosticError):
+        text = "; ".join(d.message for d in exc.diagnostics) or "diagnostic error"
+    else:
+        text = f"{type(exc).__name__}: {str(exc).strip()}".rstrip(": ")
+    return " ".join(text.split())[:500]
+
+
+def real_predictor() -> Predictor:
+    """The cost model (`irkit.perf.predict`)."""
+    from irkit.perf import predict
+
+    def run(document: Path, sizes: dict[str, int], hw: object) -> object:
+        return predict(document, sizes=sizes, hw=hw)
+
+    return run
+
+
+# ---- calling a kernel -------------------------------------------------------------
+
+
+@dataclass
+class Prepared:
+    call: Callable[[], None]
+    arrays: dict[str, np.ndarray]
+    output: str
+
+
+def prepare(kernel, sizes: dict[str, int], inputs: dict[str, np.ndarray]) -> Prepared:
+    """Buffers for every tensor (inputs copied in) and a call of the C function with them."""
+    compiled = kernel.compiled
+    resolved = kernel.resolve_sizes(sizes)
+    arrays: dict[str, np.ndarray] = {}
+    for t in compiled.tensor_args:
+        arrays[t.name] = compiled.empty(t.name, resolved)
+        if t.role == "input":
+            arrays[t.name][...] = inputs[t.name]
+    compiled(arrays, resolved)  # one call with every argument checked
+    try:
+        values = {s.value: resolved[s.name] for s in compiled.size_args}
+        values |= {t.value: arrays[t.name].ctypes.data for t in compiled.tensor_args}
+        args = [values[a] for a in compiled.kernel.body.block.args]
+        fn = compiled.fn
+
+        def call() -> None:
+            fn(*args)
+
+    except (AttributeError, KeyError):  # the runner's internals changed: the public, checked call
+
+        def call() -> None:
+            compiled(arrays, resolved)
+
+    output = next(t.name for t in compiled.tensor_args if t.role == "output")
+    return Prepared(call, arrays, output)
+
+
+def time_together(calls: list[Callable[[], None]], plan: Plan) -> list[list[float]]:
+    """Seconds per call of each function, alternated round by round, each timed in its steady state."""
+    estimates = []
+    for fn in calls:
+        t = time_call(fn)
+        if t < WARMUP_SECONDS:
+            t = time_call(fn)
+        estimates.append(t)
+    settling = [plan.settle if e < plan.settle else 0.0 for e in estimates]
+    batches = [batch_size(e, plan) for e in estimates]
+    # rounds_for charges every function the settling time; charge only those that settle
+    budget_plan = Plan(plan.repeat, plan.min_time, plan.budget + plan.settle * settling.count(0.0), plan.settle)
+    times: list[list[float]] = [[] for _ in calls]
+    for _ in range(rounds_for(estimates, budget_plan)):
+        for i, fn in enumerate(calls):
+            settle(fn, settling[i])
+            times[i].extend(time_call(fn) for _ in range(batches[i]))
+    return times
+
+
+# ---- how busy the rest of the machine is -------------------------------------------
+
+
+def cpu_snapshot() -> dict:
+    """Busy CPU seconds of the whole machine (/proc/stat) and of this process, now."""
+    import resource
+
+    busy = None
+    try:
+        with open("/proc/stat", encoding="ascii") as f:
+            fields = [int(x) for x in f.readline().split()[1:9]]
+        busy = (sum(fields) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")  # all but idle and iowait
+    except (OSError, ValueError, IndexError):
+        pass
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    return {"wall": time.perf_counter(), "busy": busy, "own": own.ru_utime + own.ru_stime}
+
+
+def other_load(start: dict, end: dict) -> float | None:
+    """Cores other processes kept busy between two snapshots (0 = a quiet machine), or None if unknown."""
+    wall = end["wall"] - start["wall"]
+    if start["busy"] is None or end["busy"] is None or wall <= 0:
+        return None
+    return max(0.0, ((end["busy"] - start["busy"]) - (end["own"] - start["own"])) / wall)
+
+
+# ---- the run ----------------------------------------------------------------------
+
+
+def run_cases(
+    cases: list[Case],
+    plan: Plan,
+    hw: object,
+    predictor: Predictor,
+    log: Callable[[str], None],
+    cflags: list[str] | None = None,
+    check: bool = True,
+    retry_seconds: float = 60.0,
+) -> list[dict]:
+    """Measure and predict every case; one row (a dict of plain values) per case, in order.
+
+    Cases of the same kernel and size are measured together.  A case that
+    fails to build, run or predict keeps its error in its row.
+    """
+    import irkit
+
+    rows: list[dict] = []
+    kernels: dict[Path, object] = {}
+    errors: dict[Path, str] = {}
+    total = len(cases)
+    groups: dict[tuple[str, str], list[Case]] = {}
+    for case in cases:
+        groups.setdefault((case.kernel, case.size_label), []).append(case)
+    first_label = {}
+    for case in cases:
+        first_label.setdefault(case.kernel, case.size_label)
+    done = 0
+    retries = {"seconds": retry_seconds}
+    for (kernel_name, label), group in groups.items():
+        for case in group:
+            if case.document not in kernels and case.document not in errors:
+                t0 = time.perf_counter()
+                try:
+                    kernels[case.document] = irkit.compile(case.document, sizes=case.sizes, cflags=cflags)
+                    log(f"         compiled {case.kernel} schedule={case.variant} ({time.perf_counter() - t0:.1f} s)")
+                except Exception as exc:  # noqa: BLE001
+                    errors[case.document] = f"compile: {_named(error_text(exc), case)}"
+                    log(f"         compiling {case.kernel} schedule={case.variant} FAILED: {errors[case.document]}")
+        group_rows = [new_row(case) for case in group]
+        first = label == first_label[kernel_name]
+        measure_group(group, group_rows, kernels, errors, plan, check and first, log, retries)
+        for case, row in zip(group, group_rows):
+            if row["error"] is None:
+                predict_row(case, row, hw, predictor)
+            done += 1
+            log(progress_line(done, total, row))
+            rows.append(row)
+    return rows
+
+
+def new_row(case: Case) -> dict:
+    return {
+        "kernel": case.kernel,
+        "schedule": case.variant,
+        "size": case.size_label,
+        "sizes": dict(case.sizes),
+        "document": str(case.document),
+        "example": str(case.example),
+        "description": case.description,
+        "measured_s": None,
+        "predicted_s": None,
+        "error_pct": None,
+        "abs_error_pct": None,
+        "error": None,
+    }
+
+
+def measure_group(
+    group: list[Case],
+    rows: list[dict],
+    kernels: dict,
+    errors: dict,
+    plan: Plan,
+    check: bool,
+    log: Callable[[str], None],
+    retries: dict | None = None,
+) -> None:
+    """Time the cases of one kernel and size together; fills each row's measurement (or error).
+
+    `retries["seconds"]` is what is left of the run's time for timing busy groups again.
+    """
+    from irkit.metrics import work
+
+    prepared: dict[int, Prepared] = {}
+    inputs = None
+    for i, (case, row) in enumerate(zip(group, rows)):
+        if case.document in errors:
+            row["error"] = errors[case.document]
+            continue
+        kernel = kernels[case.document]
+        try:
+            sizes = kernel.resolve_sizes(case.sizes)
+            amount = work(kernel.levels["design"], sizes)
+            row["flops"], row["bytes"] = float(amount.flops), float(amount.bytes)
+            if inputs is None:
+                inputs = kernel.random_inputs(sizes)
+            prepared[i] = prepare(kernel, sizes, inputs)
+            if check:
+                row["check"] = check_output(kernel, sizes, inputs, prepared[i])
+                if not row["check"]["ok"]:
+                    row["error"] = f"wrong result: {row['check']['message']}"
+                    del prepared[i]
+        except Exception as exc:  # noqa: BLE001
+            row["error"] = f"run: {error_text(exc)}"
+            prepared.pop(i, None)
+            if _traceback_wanted():
+                traceback.print_exc()
+    live = sorted(prepared)
+    if not live:
+        return
+    best: tuple[float, list[list[float]]] | None = None
+    attempts = 0
+    try:
+        # A parallel kernel sharing its cores with another busy process waits for it at every
+        # barrier (milliseconds a call): when others kept the machine busy, time the group again.
+        for attempts in range(1, BUSY_RETRIES + 2):
+            before = cpu_snapshot()
+            times = time_together([prepared[i].call for i in live], plan)
+            after = cpu_snapshot()
+            load = other_load(before, after)
+            if attempts > 1 and retries is not None:
+                retries["seconds"] -= after["wall"] - before["wall"]
+            if best is None or (load or 0.0) < best[0]:
+                best = (load or 0.0, times)
+            if load is None or load <= BUSY_LOAD or attempts > BUSY_RETRIES:
+                break
+            if retries is not None and retries["seconds"] <= 0:
+                break
+            log(f"         the machine was busy ({load:.2f} other cores): timing {group[0].kernel} again")
+    except Exception as exc:  # noqa: BLE001
+        for i in live:
+            rows[i]["error"] = f"timing: {error_text(exc)}"
+        return
+    assert best is not None
+    for i, t in zip(live, best[1]):
+        s = summary(t)
+        rows[i]["measured_s"] = s["median_s"]
+        rows[i]["runs"] = s["runs"]
+        rows[i]["iqr_s"] = s["iqr_s"]
+        rows[i]["min_s"] = s["min_s"]
+        rows[i]["other_load"] = best[0]
+        rows[i]["attempts"] = attempts
+    prepared.clear()
+
+
+def check_output(kernel, sizes: dict[str, int], inputs: dict[str, np.ndarray], prepared: Prepared) -> dict:
+    """The first call's output against the numpy oracle (at the smallest size only: the oracle is slow)."""
+    from irkit.reference import compare, reduction_lengths
+
+    expected = kernel.reference(inputs, sizes)
+    lengths = reduction_lengths(kernel.levels["design"], sizes)
+    name = prepared.output
+    res = compare(prepared.arrays[name], expected[name], prepared.arrays[name].dtype, lengths.get(name, 1))
+    message = "" if res.ok else f"{int(res.n_bad)} elements of {name} differ from the numpy oracle"
+    return {"ok": bool(res.ok), "max_abs": float(res.max_abs), "message": message}
+
+
+def predict_row(case: Case, row: dict, hw: object, predictor: Predictor) -> None:
+    try:
+        p = predictor(case.document, dict(case.sizes), hw)
+        row["predicted_s"] = float(p.seconds)
+        row["bound"] = getattr(p, "bound", None)
+        breakdown = getattr(p, "breakdown", None)
+        row["breakdown"] = {k: float(v) for k, v in breakdown.items()} if breakdown else {}
+    except Exception as exc:  # noqa: BLE001
+        row["error"] = f"predict: {_named(error_text(exc), case)}"
+        if _traceback_wanted():
+            traceback.print_exc()
+        return
+    meas = row["measured_s"]
+    if meas and row["predicted_s"] is not None:
+        row["error_pct"] = stats.signed_pct_error(row["predicted_s"], meas)
+        row["abs_error_pct"] = abs(row["error_pct"])
+
+
+def _named(message: str, case: Case) -> str:
+    """A message naming the example and schedule instead of the temporary variant document."""
+    return message.replace(str(case.document), f"{case.example.name} (schedule {case.variant})")
+
+
+def _traceback_wanted() -> bool:
+    import os
+
+    return os.environ.get("IRKIT_TRACEBACK") == "1"
+
+
+def format_seconds(s: float | None) -> str:
+    if s is None:
+        return "-"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if s >= scale:
+            return f"{s / scale:.3g} {unit}"
+    return f"{s / 1e-9:.3g} ns"
+
+
+def progress_line(done: int, total: int, row: dict) -> str:
+    width = len(str(total))
+    sizes = ",".join(f"{k}={v}" for k, v in row["sizes"].items())
+    head = f"[{done:>{width}}/{total}] {row['kernel']:<12} schedule={row['schedule']:<8} {sizes:<24}"
+    if row["error"]:
+        return f"{head} FAILED: {row['error']}"
+    return (
+        f"{head} measured {format_seconds(row['measured_s']):>9}  predicted {format_seconds(row['predicted_s']):>9}"
+        f"  ({row['error_pct']:+.1f}%)"
+    )

@@ -1,0 +1,163 @@
+"""The cost model: exact counts against hand-derived formulas, and the emitted module.
+
+Hardware figures here are a test description (not measurements); the counts
+checked (flops, DRAM bytes of cold and streaming cases) do not depend on
+them except through cache sizes, which each test states.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from irkit.perf import load_hardware, predict
+from irkit.perf.predict import cost_model
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+
+HW_TEXT = """hardware testhw {
+  cores 2
+  simd 256 bits
+  frequency 3 GHz
+  flops_f32 96 GFLOP/s
+  flops_f64 48 GFLOP/s
+  div_f32 16 GFLOP/s
+  sqrt_f32 16 GFLOP/s
+  exp_f32 8 GFLOP/s
+  libm_exp_f32 0.2 GFLOP/s
+  fp_latency 4 cycles
+  parallel_overhead 2 us
+  call_overhead 1 us
+  cache L1 { size 32 KiB; line 64 B; bandwidth 200 GB/s }
+  cache L2 { size 512 KiB; line 64 B; bandwidth 100 GB/s }
+  cache L3 { size 16 MiB; line 64 B; bandwidth 50 GB/s; shared 2 }
+  dram { bandwidth 40 GB/s; bandwidth_core 25 GB/s }
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def hw(tmp_path_factory):
+    path = tmp_path_factory.mktemp("hw") / "testhw.hw"
+    path.write_text(HW_TEXT)
+    return load_hardware(path)
+
+
+def with_schedule(doc: Path, schedule: str | None) -> str:
+    """The document's text with every schedule section replaced (None: removed)."""
+    text = doc.read_text()
+    text = re.sub(r"\n  schedule \w+ \{.*?\n  \}\n", "\n", text, flags=re.S)
+    if schedule:
+        text = text.replace("\n  hardware", "\n" + schedule + "\n\n  hardware", 1)
+    return text
+
+
+def test_gemm_flops_are_exact_at_sizes_that_do_not_divide(hw):
+    for m, n, k in [(37, 53, 29), (96, 512, 256), (101, 515, 257)]:
+        p = predict(EXAMPLES / "gemm.design", {"M": m, "N": n, "K": k}, hw)
+        assert p.flops == 2 * m * n * k
+
+
+def test_triad_moves_16_bytes_per_element_with_streaming_stores(hw):
+    n = 1 << 25  # 128 MiB per array: above the 32 MiB streaming threshold
+    p = predict(ROOT / "bench" / "documents" / "triad.design", {"N": n}, hw, cold=True)
+    assert p.dram_bytes == 16 * n  # a, b, c read; d written once, around the caches
+    assert p.bound == "DRAM"
+
+
+def test_small_triad_writes_back_and_stays_in_cache_when_warm(hw):
+    n = 4096  # 64 KiB in all: fits L2 (half of 512 KiB is counted on)
+    doc = ROOT / "bench" / "documents" / "triad.design"
+    cold = predict(doc, {"N": n}, hw, cold=True)
+    assert cold.dram_bytes == 20 * n  # 12 B read, d's line filled then written back: 8 B
+    warm = predict(doc, {"N": n}, hw)
+    assert warm.dram_bytes == 0 and warm.breakdown["L3"] == 0
+
+
+def test_transpose_reads_a_once_and_streams_b(hw):
+    m = n = 4096
+    p = predict(EXAMPLES / "transpose.design", {"M": m, "N": n}, hw, cold=True)
+    assert p.dram_bytes == 8 * m * n
+    assert p.flops == 0
+
+
+def test_blur_flops_count_the_recomputed_halo(hw):
+    h, w = 64, 512
+    p = predict(EXAMPLES / "blur.design", {"H": h, "W": w}, hw)
+    tiles = h // 32
+    bx_rows = tiles * 34  # compute_at: each 32-row tile of out computes 34 rows of bx
+    assert p.flops == 3 * w * bx_rows + 3 * h * w  # 2 adds and a division per element, per stage
+
+
+def test_layout_changes_the_traffic_of_a_naive_gemm(hw, tmp_path):
+    """ijk GEMM: with B row-major the k loop walks down B's columns, one line per element;
+    column-major B is read along lines.  The model must see the difference."""
+    text = with_schedule(EXAMPLES / "gemm.design", None)
+    row = tmp_path / "row.design"
+    row.write_text(text)
+    col = tmp_path / "col.design"
+    col.write_text(text.replace("B : row_major align 64", "B : col_major align 64"))
+    sizes = {"M": 512, "N": 512, "K": 512}
+    p_row, p_col = predict(row, sizes, hw, cold=True), predict(col, sizes, hw, cold=True)
+    assert p_row.flops == p_col.flops
+    assert p_row.breakdown["L2"] > 8 * p_col.breakdown["L2"]  # 512 + 32 + 1 lines per (i, j) against 32 + 32 + 1
+    assert p_row.seconds >= p_col.seconds
+
+
+def _load(path: Path):
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("example", ["blur", "gemm", "softmax"])
+def test_emitted_module_agrees_with_the_in_process_model(example, hw, tmp_path):
+    out = tmp_path / f"{example}_model.py"
+    cmd = [sys.executable, "-m", "irkit.tools.opt", str(EXAMPLES / f"{example}.design"),
+           "-p", "lower-design,lower-tensorop,apply-schedule,model-perf", "--emit", "python", "-o", str(out)]  # fmt: skip
+    subprocess.run(cmd, check=True, capture_output=True, text=True)
+    source = out.read_text()
+    imports = {m.group(1) for m in re.finditer(r"^(?:import|from) (\w+)", source, flags=re.M)}
+    assert imports <= {"numpy", "math", "json"}, imports
+    module = _load(out)
+    model, _, _ = cost_model(EXAMPLES / f"{example}.design")
+    rng = np.random.default_rng(1)
+    sizes = {s: rng.integers(17, 700, 50) for s in model.sizes}
+    emitted = module.predict(**sizes, hw=hw.values)
+    in_process = model.evaluate(sizes, hw)
+    assert np.array_equal(emitted["seconds"], in_process["seconds"])
+    one = {s: int(v[7]) for s, v in sizes.items()}
+    assert module.predict(**one, hw=hw.values)["seconds"] == emitted["seconds"][7]
+    assert predict(EXAMPLES / f"{example}.design", one, hw).seconds == pytest.approx(emitted["seconds"][7], rel=1e-12)
+
+
+def test_perf_ir_prints_and_parses_back(tmp_path):
+    run = [sys.executable, "-m", "irkit.tools.opt"]
+    first = subprocess.run(
+        [*run, str(EXAMPLES / "softmax.design"), "-p", "lower-design,lower-tensorop,apply-schedule,model-perf"],
+        check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    assert "perf.kernel" in first.stdout and "perf.nest" in first.stdout
+    path = tmp_path / "softmax.mlir"
+    path.write_text(first.stdout)
+    second = subprocess.run([*run, str(path)], check=True, capture_output=True, text=True)
+    assert second.stdout == first.stdout
+
+
+def test_missing_throughput_is_a_clear_error(tmp_path):
+    text = HW_TEXT.replace("  div_f32 16 GFLOP/s\n", "").replace("testhw", "nodiv")
+    path = tmp_path / "nodiv.hw"
+    path.write_text(text)
+    from irkit.diagnostics import DiagnosticError
+
+    with pytest.raises(DiagnosticError, match="div"):
+        predict(EXAMPLES / "blur.design", {"H": 64, "W": 64}, load_hardware(path))
