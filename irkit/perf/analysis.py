@@ -10,7 +10,7 @@ derives, per top-level loop nest, expressions of the symbolic sizes:
   instructions where the loop is vectorised (explicitly, or -- for an
   innermost loop with unit-stride accesses and no carried dependence --
   by gcc's auto-vectoriser), and the flops they perform;
-- **latency chains**: iterations of non-vector loops that accumulate into
+- **latency chains**: steps of loops that accumulate into (per vector chunk when vectorised)
   one location, which cannot go faster than the add latency;
 - **L1 bytes**: the bytes every load and store instruction moves;
 - **cache traffic**: lines moved into a cache of `cap` lines, as one
@@ -121,7 +121,7 @@ class Loop:
     accesses: list[Access] = field(default_factory=list)  # directly in the body
     ops: dict[str, int] = field(default_factory=dict)  # instruction kind -> count per iteration (direct)
     flops: int = 0  # per iteration (direct)
-    chain: bool = False  # a non-vector accumulation into one location
+    chain: int = 0  # an accumulation into one location: dependent FP ops per step of its chain
     auto_vector: bool = False
     streamed: set[str] = field(default_factory=set)  # buffers this (vector) loop stores with streaming stores
     parent: Loop | None = None
@@ -341,8 +341,8 @@ class Reader:
             reloaded = any(not a.store and a.buf is st.buf and a.dims == st.dims for a in loop.accesses)
             if invariant and reloaded:
                 carried = True
-        if loop.vector is None and carried and (loop.ops.get("fp") or loop.ops.get("fp64")):
-            loop.chain = True
+        if carried and (loop.ops.get("fp") or loop.ops.get("fp64")):
+            loop.chain = max(1, _chain_length(op))
         if loop.ops.get("exp_libm") or loop.ops.get("exp_libm64"):
             loop.vector = None  # gcc cannot vectorise a call to expf (no fast-math): scalar code
             return
@@ -353,6 +353,39 @@ class Reader:
         st_op = stream_candidate(self.kernel, op)
         if st_op is not None and st_op.memref in self.buffers:
             loop.streamed.add(self.buffers[st_op.memref].name)
+
+
+def _chain_length(op: lp.ForOp) -> int:
+    """Dependent floating-point ops from the load of an accumulator to its store, the longest
+    (a NaN-correct max or min is a compare and a select: 2)."""
+    body = list(op.body.block.ops)
+    loads = [o for o in body if isinstance(o, lp.LoadOp)]
+    best = 0
+    for st in (o for o in body if isinstance(o, lp.StoreOp)):
+        sources = [ld for ld in loads if ld.memref is st.memref and list(ld.indices) == list(st.indices)]
+        if not sources:
+            continue
+        targets = {ld.results[0] for ld in sources}
+        memo: dict[SSAValue, int] = {}
+
+        def depth(v: SSAValue) -> int:
+            if v in targets:
+                return 0
+            if v in memo:
+                return memo[v]
+            memo[v] = -1
+            owner = v.owner
+            result = -1
+            if isinstance(owner, Operation) and owner.parent_block() is op.body.block:
+                inner = max((depth(x) for x in owner.operands), default=-1)
+                if inner >= 0:
+                    step = 2 if owner.name in ("arith.maximumf", "arith.minimumf") else 1
+                    result = inner + (step if owner.name in ADD_CLASS or owner.name in KIND_OF else 0)
+            memo[v] = result
+            return result
+
+        best = max(best, depth(st.value))
+    return best
 
 
 def _unit_or_invariant(a: Access, iv: str) -> bool:
@@ -676,12 +709,14 @@ def instr_count(root: Loop, per_core: bool = True) -> dict[str, Expr]:
             else:
                 put("instr_mem", ex.ONE)
         if loop.chain:
-            put("chain", ex.ONE)
+            put("chain", ex.const(loop.chain))
         n = loop.core_trips() if per_core else loop.trips()
         summed: dict[str, Expr] = {}
         for k, v in res.items():
             if k.startswith("elem_"):
                 summed[k] = total_over(loop, v, per_core)
+            elif k == "chain" and loop.vector and not loop.loops:  # one step per W-wide chunk
+                summed[k] = _sum_with(loop, v, ex.cdiv(n, loop.vector))
             elif k.startswith("instr_") and not loop.loops and (loop.vector or loop.auto_vector):
                 hw_lanes = ex.sym(LANES64 if k.endswith("64") else LANES32)
                 if loop.vector:  # W-wide chunks, each as many hardware vectors as it takes
