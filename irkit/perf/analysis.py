@@ -362,30 +362,28 @@ def _chain_length(op: lp.ForOp) -> int:
     loads = [o for o in body if isinstance(o, lp.LoadOp)]
     best = 0
     for st in (o for o in body if isinstance(o, lp.StoreOp)):
-        sources = [ld for ld in loads if ld.memref is st.memref and list(ld.indices) == list(st.indices)]
-        if not sources:
-            continue
-        targets = {ld.results[0] for ld in sources}
-        memo: dict[SSAValue, int] = {}
-
-        def depth(v: SSAValue) -> int:
-            if v in targets:
-                return 0
-            if v in memo:
-                return memo[v]
-            memo[v] = -1
-            owner = v.owner
-            result = -1
-            if isinstance(owner, Operation) and owner.parent_block() is op.body.block:
-                inner = max((depth(x) for x in owner.operands), default=-1)
-                if inner >= 0:
-                    step = 2 if owner.name in ("arith.maximumf", "arith.minimumf") else 1
-                    result = inner + (step if owner.name in ADD_CLASS or owner.name in KIND_OF else 0)
-            memo[v] = result
-            return result
-
-        best = max(best, depth(st.value))
+        sources = {ld.results[0] for ld in loads if ld.memref is st.memref and list(ld.indices) == list(st.indices)}
+        if sources:
+            best = max(best, _path_depth(st.value, sources, op.body.block, {}))
     return best
+
+
+def _path_depth(v: SSAValue, sources: set[SSAValue], block: Block, memo: dict[SSAValue, int]) -> int:
+    """FP ops on the longest path from one of `sources` to `v` inside `block`; -1 if none."""
+    if v in sources:
+        return 0
+    if v in memo:
+        return memo[v]
+    memo[v] = -1
+    owner = v.owner
+    result = -1
+    if isinstance(owner, Operation) and owner.parent_block() is block:
+        inner = max((_path_depth(x, sources, block, memo) for x in owner.operands), default=-1)
+        if inner >= 0:
+            step = 2 if owner.name in ("arith.maximumf", "arith.minimumf") else 1
+            result = inner + (step if owner.name in ADD_CLASS or owner.name in KIND_OF else 0)
+    memo[v] = result
+    return result
 
 
 def _unit_or_invariant(a: Access, iv: str) -> bool:

@@ -35,9 +35,10 @@ HW_TEXT = """hardware testhw {
   fp_latency 4 cycles
   parallel_overhead 2 us
   call_overhead 1 us
-  cache L1 { size 32 KiB; line 64 B; bandwidth 200 GB/s }
-  cache L2 { size 512 KiB; line 64 B; bandwidth 100 GB/s }
-  cache L3 { size 16 MiB; line 64 B; bandwidth 50 GB/s; shared 2 }
+  page_fault 3 us
+  cache L1 { size 32 KiB; line 64 B; bandwidth 200 GB/s; ways 8 }
+  cache L2 { size 512 KiB; line 64 B; bandwidth 100 GB/s; ways 8 }
+  cache L3 { size 16 MiB; line 64 B; bandwidth 50 GB/s; shared 2; ways 16 }
   dram { bandwidth 40 GB/s; bandwidth_core 25 GB/s }
 }
 """
@@ -161,3 +162,50 @@ def test_missing_throughput_is_a_clear_error(tmp_path):
 
     with pytest.raises(DiagnosticError, match="div"):
         predict(EXAMPLES / "blur.design", {"H": 64, "W": 64}, load_hardware(path))
+
+
+def test_a_strided_column_crowds_l1_but_whole_rows_do_not(hw, tmp_path):
+    """The example's 32 x 32 tiles at 1024 x 1024: the 32 rows of A a tile reads, 4 KiB apart,
+    map to one set of the 8-way L1, so the tile is re-read from L2 for every row of B; at
+    1000 x 1000 (rows 4000 B apart) they spread over the sets and L1 keeps the tile."""
+    doc = EXAMPLES / "transpose.design"
+    crowded = predict(doc, {"M": 1024, "N": 1024}, hw)
+    spread = predict(doc, {"M": 1000, "N": 1000}, hw)
+    per_element = crowded.breakdown["L2"] / 1024**2, spread.breakdown["L2"] / 1000**2
+    assert per_element[0] > 4 * per_element[1]
+
+
+def test_large_temporaries_pay_their_page_faults(hw, tmp_path):
+    """Blur without a schedule computes bx in full: at 4096 x 4096 that is 64 MiB, fresh
+    memory at every call (16385 x 4 KiB pages, 4096 + 2 rows); at 512 x 512 it is reused heap."""
+    text = with_schedule(EXAMPLES / "blur.design", None)
+    doc = tmp_path / "b.design"
+    doc.write_text(text)
+    from irkit.perf.predict import cost_model as model_of
+
+    model, _, _ = model_of(doc)
+    big = model.evaluate({"H": 4096, "W": 4096}, hw)
+    small = model.evaluate({"H": 512, "W": 512}, hw)
+    pages = -(-((4096 + 2) * 4096 * 4) // 4096)
+    fault = hw.values["page_fault"] / hw.values["cores"]
+    call = hw.values["call_overhead"]
+    nests_overhead = sum(row["overhead"] for row in big["nests"])
+    assert big["breakdown"]["overhead"] == pytest.approx(call + nests_overhead + pages * fault)
+    assert small["breakdown"]["overhead"] == pytest.approx(call + sum(row["overhead"] for row in small["nests"]))
+
+
+def test_exp_without_relaxed_math_is_a_scalar_library_call(hw, tmp_path):
+    """The same softmax, relaxed and strict: strict calls the C library's expf per element
+    (priced at libm_exp_f32), relaxed uses irkit's vector exp (exp_f32)."""
+    relaxed_text = (EXAMPLES / "softmax.design").read_text()
+    assert "relaxed_math" in relaxed_text
+    strict = tmp_path / "strict.design"
+    strict.write_text(relaxed_text.replace("    relaxed_math\n", ""))
+    relaxed = tmp_path / "relaxed.design"
+    relaxed.write_text(relaxed_text)
+    sizes = {"M": 256, "N": 1024}
+    p_strict, p_relaxed = predict(strict, sizes, hw), predict(relaxed, sizes, hw)
+    assert p_strict.flops == p_relaxed.flops
+    exps_per_core = 256 * 1024 / 2
+    assert p_strict.breakdown["compute"] >= exps_per_core / hw.values["libm_exp_f32"]
+    assert p_relaxed.breakdown["compute"] < exps_per_core / hw.values["libm_exp_f32"] / 4
