@@ -41,6 +41,14 @@ def assumptions_of(kernel: func.FuncOp) -> list[str]:
     return out
 
 
+def _not_loop_level(kernel: func.FuncOp) -> str | None:
+    """The name of the first op that has no place at the loop level (a tensorop op), or None."""
+    for op in kernel.body.walk():
+        if op.name.startswith(("tensorop.", "design.")):
+            return op.name
+    return None
+
+
 def perf_kernel(kernel: func.FuncOp) -> perf.KernelOp:
     """The perf.kernel of one loop-level kernel."""
     try:
@@ -75,7 +83,30 @@ class ModelPerfPass(ModulePass):
     name = "model-perf"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for kernel in [k for k in op.body.block.ops if isinstance(k, func.FuncOp)]:
+        kernels = [k for k in op.body.block.ops if isinstance(k, func.FuncOp)]
+        if not kernels:
+            raise DiagnosticError(
+                [
+                    Diagnostic(
+                        "error",
+                        "model-perf expects loop-level kernels (func.func); lower the document first: "
+                        "-p lower-design,lower-tensorop,apply-schedule,model-perf",
+                    )
+                ]  # fmt: skip
+            )
+        for kernel in kernels:
+            level = _not_loop_level(kernel)
+            if level is not None:
+                raise DiagnosticError(
+                    [
+                        Diagnostic(
+                            "error",
+                            f"model-perf expects loop-level IR, but kernel '{kernel.sym_name.data}' "
+                            f"still has '{level}'; run lower-tensorop (and apply-schedule) before it",
+                        )
+                    ]  # fmt: skip
+                )
+        for kernel in kernels:
             new = perf_kernel(kernel)
             op.body.block.insert_op_before(new, kernel)
             op.body.block.detach_op(kernel)

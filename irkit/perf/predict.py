@@ -141,6 +141,17 @@ def predict(
     model, module, name = cost_model(source)
     if hw is None:
         hw = hardware_of_module(module, name)
+    unknown = [s for s in (sizes or {}) if s not in model.sizes]
+    if unknown:
+        raise DiagnosticError(
+            [
+                Diagnostic(
+                    "error",
+                    f"{name}: unknown size {', '.join(repr(s) for s in unknown)}; "
+                    f"the sizes are {', '.join(model.sizes)}",
+                )
+            ]  # fmt: skip
+        )
     resolved = default_sizes(model, module)
     resolved.update(sizes or {})
     out = model.evaluate(resolved, hw, cold)
