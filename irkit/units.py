@@ -76,6 +76,8 @@ TOP_FIELDS: dict[str, tuple[str, bool]] = {
     "fp_latency": ("latency", False),
     # the first touch of a fresh 4 KiB page (a large temporary is fresh memory at every call)
     "page_fault": ("latency", False),
+    # an L1 miss of a strided read (a column, element by element) served by L2, several in flight
+    "strided_miss": ("latency", False),
 }
 # ... for a cache level ...
 CACHE_FIELDS: dict[str, tuple[str, bool]] = {

@@ -283,6 +283,36 @@ void irkit_cal_adds(int64_t reps, int32_t trials, double *times, double *sink)
 """
 )
 
+STRIDED_ROWS = 512  # rows of the strided read: 512 x 8 lines = 256 KiB, more than L1, within L2
+STRIDED_COLUMNS = 8  # columns read together (a line apart): misses in flight, like a gather
+
+_STRIDED = f"""\
+/* A column read element by element, as a transpose or a gather reads: rows {STRIDED_ROWS}, 4160 B
+   apart (not a power of two, so they spread over the sets), {STRIDED_COLUMNS} columns a line apart read
+   together.  The {STRIDED_ROWS} x {STRIDED_COLUMNS} lines miss L1 and come from L2. */
+void irkit_cal_strided(int64_t reps, int32_t trials, double *times, double *sink)
+{{
+    enum {{ ROWS = {STRIDED_ROWS}, STRIDE = 1040 }};
+    static float a[ROWS * STRIDE] __attribute__((aligned(64)));
+    for (int64_t i = 0; i < ROWS * STRIDE; i++) a[i] = (float)(i % 7) * 1e-3f;
+    float s[{STRIDED_COLUMNS}] = {{0}};
+    for (int32_t t = 0; t < trials; t++) {{
+        const double t0 = cal_now();
+        for (int64_t r = 0; r < reps; r++) {{
+            for (int64_t i = 0; i < ROWS; i++) {{
+                const float *row = a + i * STRIDE;
+                for (int c = 0; c < {STRIDED_COLUMNS}; c++) s[c] += row[c * 16];
+            }}
+            CAL_CLOBBER(s);
+        }}
+        times[t] = cal_now() - t0;
+    }}
+    double total = 0;
+    for (int c = 0; c < {STRIDED_COLUMNS}; c++) total += s[c];
+    *sink = total;
+}}
+"""
+
 _PAGE_FAULT = """\
 /* A large temporary, as a kernel allocates one: fresh pages from the system, first written
    (the page faults), then written again (the same bytes, no faults).  times[] gets the difference. */
@@ -347,6 +377,7 @@ def source() -> str:
         _TRIAD,
         _ADDS,
         _PAGE_FAULT,
+        _STRIDED,
         _PARALLEL,
     ]
     return "\n".join(parts)
@@ -369,6 +400,7 @@ SIGNATURES: dict[str, tuple[object, list[object]]] = {
     "irkit_cal_fma_latency": (None, [_I64, _I32, _PD, _PD]),
     "irkit_cal_parallel": (_I32, [_I64, _I32, _I32, _PD, _PD]),
     "irkit_cal_page_fault": (_I32, [_I64, _I32, _PD, _PD]),
+    "irkit_cal_strided": (None, [_I64, _I32, _PD, _PD]),
 }
 
 

@@ -380,6 +380,25 @@ class Calibrator:
             time.perf_counter() - start,
         )
 
+    def strided_miss(self) -> Result:
+        """Seconds one strided L1 miss costs, served by L2 with a gather's worth in flight."""
+        from irkit.calibrate.kernels import STRIDED_COLUMNS, STRIDED_ROWS
+
+        start = time.perf_counter()
+        reps, times = self._times(self._plain(self.lib.lib.irkit_cal_strided))
+        samples = [t / (reps * STRIDED_ROWS * STRIDED_COLUMNS) for t in times]
+        return Result(
+            "strided_miss",
+            "strided L1 miss, from L2",
+            f"{STRIDED_COLUMNS} columns of {STRIDED_ROWS} rows, 4160 B apart",
+            statistics.median(samples),
+            "latency",
+            "median",
+            samples,
+            reps,
+            time.perf_counter() - start,
+        )
+
     def page_fault(self) -> Result:
         """Seconds a fresh 4 KiB page costs at its first write: a 64 MiB temporary (larger than
         glibc's largest mmap threshold, so it is fresh memory every time), less a second write."""
@@ -450,6 +469,7 @@ class Calibrator:
             Step("exp_f32", "F32 exp (irkit fast expf), 1 core", "", lambda: self.unary("exp", "exp")),
             Step("libm_exp_f32", "F32 exp (C library expf), 1 core", "", lambda: self.unary("libm_exp", "libm exp")),
             Step("fp_latency", "F32 add latency, dependent chain", "", self.fp_latency),
+            Step("strided_miss", "strided L1 miss (a column), 1 core", "", self.strided_miss),
         ]
         together = [
             Step("flops_f32_all", f"F32 FMA, {_cores(threads)}", "", lambda: self.flops("f32", threads)),

@@ -156,6 +156,7 @@ TOP_MEASURED = (
     "parallel_overhead",
     "call_overhead",
     "page_fault",
+    "strided_miss",
 )
 
 

@@ -511,7 +511,7 @@ def boxes(root: Loop, include_root: bool) -> list[Box]:
                 w = w + (max(vals) - min(vals))  # type: ignore[operator]
             elif len(members) > 1:
                 w = extent
-            widths.append(ex.min_(w, extent))
+            widths.append(w if w is ex.ONE else ex.min_(w, extent))  # a single index: extents are >= 1
         out.append(
             Box(a0.buf, widths, any(m.store for m in members), [None if dd is None else dd[0] for dd in a0.dims])
         )
@@ -587,10 +587,38 @@ def fit_footprint(root: Loop, include_root: bool) -> Expr:
     return total
 
 
-def footprint(root: Loop, include_root: bool = True, stored_only: bool = False) -> Expr:
+def _box_selected(b: Box, select: str, loop: Loop | None = None) -> bool:
+    """Which boxes a traffic figure counts: all; the stored ones (their write-backs); or the
+    strided ones -- a column, one element wide, spanning rows or moving across them with
+    `loop`: every line is its own miss."""
+    if select == "stored":
+        return b.stored
+    if select == "strided":
+        order = b.buf.order or list(range(len(b.widths)))
+        inner = b.widths[order[-1]]
+        if not (inner.is_const and inner.value == 1):
+            return False
+        if any(not (b.widths[d].is_const and b.widths[d].value == 1) for d in order[:-1]):
+            return True
+        moving = loop is not None and any(c is not None and c.get(loop.var) for c in b.coeffs)
+        return moving and not (b.coeffs[order[-1]] or {}).get(loop.var if loop else "", 0)
+    return True
+
+
+def _access_selected(a: Access, loop: Loop, select: str) -> bool:
+    if select == "stored":
+        return a.store
+    if select == "strided":
+        order = a.buf.order or list(range(len(a.dims)))
+        moves = [d for d, dim in enumerate(a.dims) if dim is not None and dim[0].get(loop.var)]
+        return bool(moves) and order[-1] not in moves
+    return True
+
+
+def footprint(root: Loop, include_root: bool = True, select: str = "all") -> Expr:
     total = ex.ZERO
     for b in boxes(root, include_root):
-        if stored_only and not b.stored:
+        if not _box_selected(b, select):
             continue
         total = total + ex.min_(box_lines(b), b.buf.lines())
     return total
@@ -639,12 +667,13 @@ def _step_lines(a: Access, loop: Loop) -> Expr:
     return step
 
 
-def traffic(root: Loop, stored_only: bool = False) -> Expr:
-    """Lines moved into a cache of `cap` lines by one execution of `root` (outer vars free).
+def traffic(root: Loop, select: str = "all") -> Expr:
+    """Lines moved into a cache of `cap` lines by one execution of `root` (outer vars free), of
+    the boxes `select` picks (see `_box_selected`).
 
     Stores count like loads here; the caller adds their write-back."""
     cap = ex.sym(CAP)
-    whole = footprint(root, True, stored_only)
+    whole = footprint(root, True, select)
     all_whole = fit_footprint(root, True)
     body_boxes = boxes(root, False)
     body_fit = fit_footprint(root, False)
@@ -654,15 +683,15 @@ def traffic(root: Loop, stored_only: bool = False) -> Expr:
     for b in body_boxes:
         lines = ex.min_(box_lines(b), b.buf.lines())
         body_all = body_all + lines
-        if stored_only and not b.stored:
+        if not _box_selected(b, select, root):
             continue
         reuse = reuse + lines + ex.max_(n - 1, 0) * ex.min_(lines, _delta(root, b))
     per_iter = ex.ZERO
     for child in root.loops:
-        per_iter = per_iter + traffic(child, stored_only)
+        per_iter = per_iter + traffic(child, select)
     first = ex.ZERO
     for a in root.accesses:
-        if not a.buf.local and (a.store or not stored_only):
+        if not a.buf.local and _access_selected(a, root, select):
             per_iter = per_iter + _step_lines(a, root)
             first = first + 1
     nofit = total_over(root, per_iter) + first
@@ -760,7 +789,8 @@ def kernel_terms(kernel: func.FuncOp) -> tuple[list[NestTerms], dict[str, Expr],
             terms["active"] = ex.ONE
             terms["regions"] = ex.ZERO
         terms["lines"] = traffic(root)
-        terms["stored_lines"] = traffic(root, stored_only=True)
+        terms["stored_lines"] = traffic(root, "stored")
+        terms["strided_lines"] = traffic(root, "strided")
         streamed = _streamed_lines(root, reader.stream_threshold)
         if streamed is not None:
             terms["streamed_lines"] = streamed

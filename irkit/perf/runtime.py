@@ -44,6 +44,13 @@ MEMORY_OVERLAP = 0.5
 CACHE_SHARE = 0.5
 
 
+def _sets(level, line):
+    """Sets of a cache level: lines / ways (a description without `ways`: fully associative)."""
+    if level.get("ways"):
+        return max(1.0, level["size"] / line / level["ways"])
+    return level["size"] / line
+
+
 def price(nests, kernel_terms, env, hw, cold=False):
     """Seconds and breakdown for evaluated terms.
 
@@ -93,14 +100,16 @@ def price(nests, kernel_terms, env, hw, cold=False):
         chain = t.get("chain", 0.0) * hw.get("fp_latency", 0.0) / hw["frequency"]
         l1 = t.get("instr_mem", 0.0) * (hw["simd"] / 8.0) / levels[0]["bandwidth"]
         terms = {"compute": compute, "chain": chain, "L1": l1}
+        # strided misses (a column read element by element) wait for their lines: latency
+        first_level = dict(base, cap=levels[0]["size"] * CACHE_SHARE / line, sets=_sets(levels[0], line))
+        strided = fn(first_level).get("strided_lines", 0.0) * hw.get("strided_miss", 0.0)
         # traffic into each level from the one below it
         for i, lv in enumerate(levels):
             below = levels[i + 1] if i + 1 < len(levels) else None
             shared = lv.get("shared", 1) > 1
             cap_bytes = lv["size"] * CACHE_SHARE / (active if shared else 1.0)
             # sets: lines / ways (a description without `ways` is taken as fully associative)
-            sets = max(1.0, lv["size"] / line / lv["ways"]) if lv.get("ways") else lv["size"] / line
-            tt = fn(dict(base, cap=cap_bytes / line, sets=sets))
+            tt = fn(dict(base, cap=cap_bytes / line, sets=_sets(lv, line)))
             # fills, and write-backs of stored lines; streamed lines skip the caches and
             # reach DRAM once
             streamed = tt.get("streamed_lines", 0.0) / active
@@ -119,6 +128,7 @@ def price(nests, kernel_terms, env, hw, cold=False):
                 if below.get("shared", 1) > 1 and below.get("bandwidth_all"):
                     bw = np.minimum(bw, below["bandwidth_all"] / active)
                 terms[below["name"]] = moved / bw
+        terms["chain"] = terms["chain"] + strided
         core = np.maximum(np.maximum(terms["compute"], terms["chain"]), terms["L1"])
         memory = 0.0
         for key, v in terms.items():

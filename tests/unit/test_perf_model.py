@@ -36,6 +36,7 @@ HW_TEXT = """hardware testhw {
   parallel_overhead 2 us
   call_overhead 1 us
   page_fault 3 us
+  strided_miss 1 ns
   cache L1 { size 32 KiB; line 64 B; bandwidth 200 GB/s; ways 8 }
   cache L2 { size 512 KiB; line 64 B; bandwidth 100 GB/s; ways 8 }
   cache L3 { size 16 MiB; line 64 B; bandwidth 50 GB/s; shared 2; ways 16 }
@@ -209,3 +210,18 @@ def test_exp_without_relaxed_math_is_a_scalar_library_call(hw, tmp_path):
     exps_per_core = 256 * 1024 / 2
     assert p_strict.breakdown["compute"] >= exps_per_core / hw.values["libm_exp_f32"]
     assert p_relaxed.breakdown["compute"] < exps_per_core / hw.values["libm_exp_f32"] / 4
+
+
+def test_strided_reads_pay_for_their_misses(hw, tmp_path):
+    """Naive transpose: A is read down its columns.  With strided_miss 0 the misses cost
+    only bandwidth; with it, at least one strided miss per element of B."""
+    import dataclasses
+
+    text = with_schedule(EXAMPLES / "transpose.design", None)
+    doc = tmp_path / "t.design"
+    doc.write_text(text)
+    sizes = {"M": 1024, "N": 1024}
+    free = dataclasses.replace(hw, values={**hw.values, "strided_miss": 0.0})
+    with_cost = predict(doc, sizes, hw)
+    without = predict(doc, sizes, free)
+    assert with_cost.breakdown["chain"] - without.breakdown["chain"] >= 1024 * 1024 * hw.values["strided_miss"]
