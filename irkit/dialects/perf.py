@@ -15,12 +15,15 @@ Terms (per core, for the busiest core, unless said):
 
 | term | meaning |
 |---|---|
-| `instr_fp`, `instr_fma_add`, `instr_div`, `instr_sqrt`, `instr_exp` (+`64`) | instructions of each kind (vector instructions where vectorised) |
-| `flop_lanes` | floating-point operations (an FMA counts 2) |
-| `l1_bytes` | bytes every load and store instruction moves |
-| `chain` | iterations of accumulation chains (latency-bound) |
-| `lines` | lines moved into a cache of `cap` lines (fills) |
+| `instr_fp`, `instr_div`, `instr_sqrt`, `instr_exp`, `instr_exp_libm` (+`64`) | instructions of each kind (vector instructions where vectorised; an FMA is one `fp`) |
+| `instr_mem` | load and store instructions (per vector, or per lane of a gather) |
+| `flop_lanes` | floating-point operations of the busiest core (an FMA counts 2) |
+| `flops` | floating-point operations of all cores together (exact) |
+| `l1_bytes` | bytes every load and store moves |
+| `chain` | steps of accumulation chains (latency-bound), weighted by their dependent ops |
+| `lines` | lines moved into a cache of `cap` lines and `sets` sets (fills) |
 | `stored_lines` | the part of them that is written (each is written back too) |
+| `strided_lines` | the part read down a column (each a miss of its own) |
 | `streamed_lines` | lines written with streaming stores (whole kernel) |
 | `active` | cores busy in the nest's parallel loop (1 when serial) |
 | `regions` | times a parallel loop is entered (fork/join), all cores |

@@ -704,7 +704,6 @@ def traffic(root: Loop, select: str = "all") -> Expr:
 @dataclass
 class NestTerms:
     name: str
-    origin: str
     terms: dict[str, Expr]
 
 
@@ -794,7 +793,7 @@ def kernel_terms(kernel: func.FuncOp) -> tuple[list[NestTerms], dict[str, Expr],
         streamed = _streamed_lines(root, reader.stream_threshold)
         if streamed is not None:
             terms["streamed_lines"] = streamed
-        nests.append(NestTerms(root.name, "", terms))
+        nests.append(NestTerms(root.name, terms))
     buffers = [b for b in reader.buffers.values() if not b.local]
     kernel_bytes = ex.ZERO
     for b in buffers:
