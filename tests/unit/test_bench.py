@@ -93,10 +93,11 @@ def test_settling_runs_each_contender_untimed_before_a_timed_batch():
     plan = Plan(repeat=2, min_time=0.0, budget=10.0, settle=0.01)
     assert batch_size(0.002, plan) == 5 and batch_size(1.0, plan) == 1
     times = alternate([contender("irkit"), contender("peer")], plan, [0.002, 0.002])
-    assert [len(t) for t in times] == [2 * 5, 2 * 5]
+    # the batch follows each call's measured time (about 2 ms, more on a busy host): 1 to 5 calls
+    assert all(len(t) % 2 == 0 and 2 <= len(t) <= 2 * 5 for t in times)
     runs = [name for i, name in enumerate(calls) if i == 0 or calls[i - 1] != name]
     assert runs == ["irkit", "peer"] * 3  # the warm-up calls, then two rounds, never interleaved
-    assert calls.count("irkit") > 2 * (5 + 1)  # settling called it untimed beyond the first call and the batch
+    assert calls.count("irkit") > len(times[0]) + 2  # settling called it untimed beyond the warm-up and the batches
 
 
 def test_failed_peer_and_mismatch_are_loud():
