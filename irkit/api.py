@@ -156,13 +156,7 @@ def compile(
 def load_hardware(hw: str | Path, document: str) -> ModuleOp:
     """A hardware description by path, or by name as `hardware NAME` finds it."""
     from irkit.frontend import parse_design
-    from irkit.hardware_files import find_hardware, search_dirs
+    from irkit.hardware_files import resolve_hardware
 
-    path = Path(hw)
-    if not path.is_file():
-        found = find_hardware(str(hw), document)
-        if found is None:
-            looked = ", ".join(str(p) for p in search_dirs(document))
-            raise DiagnosticError([Diagnostic("error", f"hardware description '{hw}' not found (looked in {looked})")])
-        path = found
+    path = resolve_hardware(hw, document)
     return parse_design(path.read_text(), str(path))

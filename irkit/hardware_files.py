@@ -31,3 +31,23 @@ def find_hardware(name: str, document: str | None) -> Path | None:
         if candidate.is_file():
             return candidate
     return None
+
+
+def resolve_hardware(spec: str | Path, document: str | None) -> Path:
+    """The file of a description given as a `.hw` path or as a name (searched as above);
+    a DiagnosticError saying where it looked when there is none."""
+    from irkit.diagnostics import Diagnostic, DiagnosticError
+
+    text = str(spec)
+    path = Path(text)
+    if not (text.endswith(".hw") or path.is_file()):
+        found = find_hardware(text, document)
+        if found is None:
+            looked = ", ".join(str(p) for p in search_dirs(document))
+            raise DiagnosticError(
+                [Diagnostic("error", f"hardware description '{text}' not found: no {text}.hw in {looked}")]
+            )
+        path = found
+    if not path.is_file():
+        raise DiagnosticError([Diagnostic("error", f"hardware description file '{path}' does not exist")])
+    return path

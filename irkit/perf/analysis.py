@@ -166,6 +166,7 @@ class Reader:
         self.top_allocs: list[Buffer] = []  # temporaries allocated once per call
         self.relaxed = _relaxed(kernel)
         sizes, tensors = kernel_args(kernel)
+        self.size_names = {s.name for s in sizes}
         for s in sizes:
             self.values[s.value] = ex.sym(s.name)
             self.used_names.add(s.name)
@@ -310,7 +311,7 @@ class Reader:
         return {v: k for v, k in out.items() if k}
 
     def _is_loop_var(self, name: str) -> bool:
-        return name not in {s.name for s in kernel_args(self.kernel)[0]}
+        return name not in self.size_names
 
     def _fused(self, add: Operation) -> bool:
         """An addf of a mulf's only use: one FMA when the C contracts it (relaxed_math, or a

@@ -142,7 +142,7 @@ def load_hardware(spec: str | Path | None, document: str | Path | None = None) -
     """A description: a `.hw` path, a name (searched like `hardware NAME`), or, with spec None,
     the document's own hardware section."""
     from irkit.frontend import parse_design
-    from irkit.hardware_files import find_hardware, search_dirs
+    from irkit.hardware_files import resolve_hardware
 
     if spec is None:
         if document is None:
@@ -150,18 +150,7 @@ def load_hardware(spec: str | Path | None, document: str | Path | None = None) -
         path = Path(document)
         module = parse_design(path.read_text(), str(path))
         return hardware_of_module(module, str(path))
-    text = str(spec)
-    path = Path(text)
-    if not (text.endswith(".hw") or path.is_file()):
-        found = find_hardware(text, None if document is None else str(document))
-        if found is None:
-            looked = ", ".join(str(p) for p in search_dirs(None if document is None else str(document)))
-            raise DiagnosticError(
-                [Diagnostic("error", f"hardware description '{text}' not found: no {text}.hw in {looked}")]
-            )
-        path = found
-    if not path.is_file():
-        raise DiagnosticError([Diagnostic("error", f"hardware description file '{path}' does not exist")])
+    path = resolve_hardware(spec, None if document is None else str(document))
     module = parse_design(path.read_text(), str(path))
     return hardware_of_module(module, str(path))
 

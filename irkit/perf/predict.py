@@ -103,12 +103,17 @@ def module_functions(kernel) -> str:
 
 def perf_module(source: str | Path):
     """(perf IR module, document module, name) of a document: path or text."""
-    from irkit.api import lower, read_document
+    from irkit.api import read_document
+
+    return _perf_of(*read_document(source))
+
+
+def _perf_of(text: str, name: str):
+    from irkit.api import lower
     from irkit.context import make_context
     from irkit.frontend import parse_design
     from irkit.passes.model_perf import ModelPerfPass
 
-    text, name = read_document(source)
     module = parse_design(text, name)
     loop = lower(module)["loop"]
     ModelPerfPass().apply(make_context(), loop)
@@ -127,7 +132,7 @@ def cost_model(source: str | Path) -> tuple[CostModel, object, str]:
     key = (name, text)
     got = _MODELS.get(key)
     if got is None:
-        perf, module, name = perf_module(source if not isinstance(source, str) or name != "<document>" else text)
+        perf, module, name = _perf_of(text, name)
         got = (CostModel(perf, name), module)
         _MODELS[key] = got
     return got[0], got[1], name

@@ -72,8 +72,6 @@ def price(nests, kernel_terms, env, hw, cold=False):
         "sqrt": lanes32 / hw["sqrt_f32"] if hw.get("sqrt_f32") else None,
         "exp": lanes32 / hw["exp_f32"] if hw.get("exp_f32") else None,
         "exp_libm": 1.0 / hw["libm_exp_f32"] if hw.get("libm_exp_f32") else None,
-        # a load or store instruction: a full vector's share of the measured L1 bandwidth
-        "mem": None,
     }
     total = 0.0
     parts = {"compute": 0.0, "chain": 0.0, "L1": 0.0}
@@ -100,16 +98,15 @@ def price(nests, kernel_terms, env, hw, cold=False):
         chain = t.get("chain", 0.0) * hw.get("fp_latency", 0.0) / hw["frequency"]
         l1 = t.get("instr_mem", 0.0) * (hw["simd"] / 8.0) / levels[0]["bandwidth"]
         terms = {"compute": compute, "chain": chain, "L1": l1}
-        # strided misses (a column read element by element) wait for their lines: latency
-        first_level = dict(base, cap=levels[0]["size"] * CACHE_SHARE / line, sets=_sets(levels[0], line))
-        strided = fn(first_level).get("strided_lines", 0.0) * hw.get("strided_miss", 0.0)
+        strided = 0.0
         # traffic into each level from the one below it
         for i, lv in enumerate(levels):
             below = levels[i + 1] if i + 1 < len(levels) else None
             shared = lv.get("shared", 1) > 1
             cap_bytes = lv["size"] * CACHE_SHARE / (active if shared else 1.0)
-            # sets: lines / ways (a description without `ways` is taken as fully associative)
             tt = fn(dict(base, cap=cap_bytes / line, sets=_sets(lv, line)))
+            if i == 0:  # strided misses (a column read element by element) wait for their lines
+                strided = tt.get("strided_lines", 0.0) * hw.get("strided_miss", 0.0)
             # fills, and write-backs of stored lines; streamed lines skip the caches and
             # reach DRAM once
             streamed = tt.get("streamed_lines", 0.0) / active

@@ -521,9 +521,9 @@ class Driver:
                     from irkit.frontend import parse_design
                     from irkit.perf.hardware import hardware_of_module
 
-                    hardware = hardware_of_module(
-                        parse_design(open(self.filename).read(), self.filename), self.filename
-                    )
+                    with open(self.filename) as document:
+                        text = document.read()
+                    hardware = hardware_of_module(parse_design(text, self.filename), self.filename)
             except (DiagnosticError, OSError):
                 hardware = None
         return emit_python(module, self.filename, hardware, kernels[0].sym_name.data + "_model")
