@@ -78,6 +78,8 @@ TOP_FIELDS: dict[str, tuple[str, bool]] = {
     "page_fault": ("latency", False),
     # an L1 miss of a strided read (a column, element by element) served by L2, several in flight
     "strided_miss": ("latency", False),
+    # an access to a column whose lines all map to one L1 set (rows 4 KiB apart): its misses queue
+    "conflict_miss": ("latency", False),
 }
 # ... for a cache level ...
 CACHE_FIELDS: dict[str, tuple[str, bool]] = {

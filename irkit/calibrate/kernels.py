@@ -313,6 +313,32 @@ void irkit_cal_strided(int64_t reps, int32_t trials, double *times, double *sink
 }}
 """
 
+CONFLICT_ROWS = 64  # rows of the conflicting column walk: 64 lines in one L1 set of 8 ways
+CONFLICT_COLUMNS = 1024  # floats a row: rows exactly 4 KiB apart
+
+_CONFLICT = f"""\
+/* A column walk whose rows are 4 KiB apart, as a transpose of a power-of-two matrix reads: the
+   {CONFLICT_ROWS} lines of a column all fall in one L1 set, so every access misses, and misses to
+   one set are served one after another.  Columns in order, rows inner. */
+void irkit_cal_conflict(int64_t reps, int32_t trials, double *times, double *sink)
+{{
+    enum {{ ROWS = {CONFLICT_ROWS}, COLUMNS = {CONFLICT_COLUMNS} }};
+    static float a[ROWS * COLUMNS] __attribute__((aligned(4096)));
+    for (int64_t i = 0; i < ROWS * COLUMNS; i++) a[i] = (float)(i % 7) * 1e-3f;
+    float s = 0;
+    for (int32_t t = 0; t < trials; t++) {{
+        const double t0 = cal_now();
+        for (int64_t r = 0; r < reps; r++) {{
+            for (int64_t c = 0; c < COLUMNS; c++)
+                for (int64_t i = 0; i < ROWS; i++) s += a[i * COLUMNS + c];
+            CAL_CLOBBER(s);
+        }}
+        times[t] = cal_now() - t0;
+    }}
+    *sink = s;
+}}
+"""
+
 _PAGE_FAULT = """\
 /* A large temporary, as a kernel allocates one: fresh pages from the system, first written
    (the page faults), then written again (the same bytes, no faults).  times[] gets the difference. */
@@ -378,6 +404,7 @@ def source() -> str:
         _ADDS,
         _PAGE_FAULT,
         _STRIDED,
+        _CONFLICT,
         _PARALLEL,
     ]
     return "\n".join(parts)
@@ -401,6 +428,7 @@ SIGNATURES: dict[str, tuple[object, list[object]]] = {
     "irkit_cal_parallel": (_I32, [_I64, _I32, _I32, _PD, _PD]),
     "irkit_cal_page_fault": (_I32, [_I64, _I32, _PD, _PD]),
     "irkit_cal_strided": (None, [_I64, _I32, _PD, _PD]),
+    "irkit_cal_conflict": (None, [_I64, _I32, _PD, _PD]),
 }
 
 

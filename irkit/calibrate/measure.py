@@ -380,6 +380,25 @@ class Calibrator:
             time.perf_counter() - start,
         )
 
+    def conflict_miss(self) -> Result:
+        """Seconds one access of a column whose lines share an L1 set costs: misses queued on one set."""
+        from irkit.calibrate.kernels import CONFLICT_COLUMNS, CONFLICT_ROWS
+
+        start = time.perf_counter()
+        reps, times = self._times(self._plain(self.lib.lib.irkit_cal_conflict))
+        samples = [t / (reps * CONFLICT_ROWS * CONFLICT_COLUMNS) for t in times]
+        return Result(
+            "conflict_miss",
+            "L1 miss within one set, from L2",
+            f"columns of {CONFLICT_ROWS} rows, 4096 B apart",
+            statistics.median(samples),
+            "latency",
+            "median",
+            samples,
+            reps,
+            time.perf_counter() - start,
+        )
+
     def strided_miss(self) -> Result:
         """Seconds one strided L1 miss costs, served by L2 with a gather's worth in flight."""
         from irkit.calibrate.kernels import STRIDED_COLUMNS, STRIDED_ROWS
@@ -470,6 +489,7 @@ class Calibrator:
             Step("libm_exp_f32", "F32 exp (C library expf), 1 core", "", lambda: self.unary("libm_exp", "libm exp")),
             Step("fp_latency", "F32 add latency, dependent chain", "", self.fp_latency),
             Step("strided_miss", "strided L1 miss (a column), 1 core", "", self.strided_miss),
+            Step("conflict_miss", "L1 miss within one set (a 4 KiB-strided column), 1 core", "", self.conflict_miss),
         ]
         together = [
             Step("flops_f32_all", f"F32 FMA, {_cores(threads)}", "", lambda: self.flops("f32", threads)),

@@ -157,6 +157,7 @@ TOP_MEASURED = (
     "call_overhead",
     "page_fault",
     "strided_miss",
+    "conflict_miss",
 )
 
 

@@ -17,6 +17,7 @@ Terms (per core, for the busiest core, unless said):
 |---|---|
 | `instr_fp`, `instr_div`, `instr_sqrt`, `instr_exp`, `instr_exp_libm` (+`64`) | instructions of each kind (vector instructions where vectorised; an FMA is one `fp`) |
 | `instr_mem` | load and store instructions (per vector, or per lane of a gather) |
+| `instr_store` | the part of them that stores |
 | `flop_lanes` | floating-point operations of the busiest core (an FMA counts 2) |
 | `flops` | floating-point operations of all cores together (exact) |
 | `l1_bytes` | bytes every load and store moves |
@@ -24,6 +25,7 @@ Terms (per core, for the busiest core, unless said):
 | `lines` | lines moved into a cache of `cap` lines and `sets` sets (fills) |
 | `stored_lines` | the part of them that is written (each is written back too) |
 | `strided_lines` | the part read down a column (each a miss of its own) |
+| `serial_lines` | those strided lines, each divided by the sets its column reaches (misses to one set queue) |
 | `streamed_lines` | lines written with streaming stores (whole kernel) |
 | `active` | cores busy in the nest's parallel loop (1 when serial) |
 | `regions` | times a parallel loop is entered (fork/join), all cores |

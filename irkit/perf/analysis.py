@@ -580,6 +580,34 @@ def crowded_lines(box: Box) -> Expr:
     return ex.le(buf.shape[inner], box.widths[inner], lines, crowded)
 
 
+def column_sets(buf: Buffer) -> Expr:
+    """How many sets of a cache (`sets` x `line`, at most a page) the rows of a column of `buf`
+    reach: a row stride sharing the set span's power of two keeps a column in few sets."""
+    order = buf.order or list(range(len(buf.shape)))
+    if len(order) < 2:
+        return ex.sym(SETS)
+    line, sets = ex.sym(LINE), ex.sym(SETS)
+    span = sets * line
+    stride = buf.shape[order[-1]] * buf.elem
+    reach = ex.fdiv(span, ex.max_(ex.gcd(stride, span), line))
+    return ex.le(span, PAGE, reach, sets)
+
+
+def _weight(buf: Buffer, select: str) -> Expr:
+    """A line's weight in a traffic figure: 1, or for `serial` (strided misses that queue on
+    the sets they share) 1 / the sets a column of the buffer reaches, less the share of the
+    column those sets' ways keep (a short column mostly stays)."""
+    if select != "serial":
+        return ex.ONE
+    reach = column_sets(buf)
+    order = buf.order or list(range(len(buf.shape)))
+    rows = ex.ONE
+    for d in order[:-1]:
+        rows = rows * buf.shape[d]
+    kept = ex.rdiv(ex.rdiv(ex.sym(CAP), ex.sym(SETS)) * reach, rows)
+    return ex.rdiv(ex.ONE, reach) * ex.max_(ex.ZERO, 1 - kept)
+
+
 def fit_footprint(root: Loop, include_root: bool) -> Expr:
     """The footprint a fit test compares with the capacity (crowding counted)."""
     total = ex.ZERO
@@ -591,10 +619,10 @@ def fit_footprint(root: Loop, include_root: bool) -> Expr:
 def _box_selected(b: Box, select: str, loop: Loop | None = None) -> bool:
     """Which boxes a traffic figure counts: all; the stored ones (their write-backs); or the
     strided ones -- a column, one element wide, spanning rows or moving across them with
-    `loop`: every line is its own miss."""
+    `loop`: every line is its own miss (`serial` weighs them by `_weight`)."""
     if select == "stored":
         return b.stored
-    if select == "strided":
+    if select in ("strided", "serial"):
         order = b.buf.order or list(range(len(b.widths)))
         inner = b.widths[order[-1]]
         if not (inner.is_const and inner.value == 1):
@@ -609,7 +637,7 @@ def _box_selected(b: Box, select: str, loop: Loop | None = None) -> bool:
 def _access_selected(a: Access, loop: Loop, select: str) -> bool:
     if select == "stored":
         return a.store
-    if select == "strided":
+    if select in ("strided", "serial"):
         order = a.buf.order or list(range(len(a.dims)))
         moves = [d for d, dim in enumerate(a.dims) if dim is not None and dim[0].get(loop.var)]
         return bool(moves) and order[-1] not in moves
@@ -621,7 +649,7 @@ def footprint(root: Loop, include_root: bool = True, select: str = "all") -> Exp
     for b in boxes(root, include_root):
         if not _box_selected(b, select):
             continue
-        total = total + ex.min_(box_lines(b), b.buf.lines())
+        total = total + ex.min_(box_lines(b), b.buf.lines()) * _weight(b.buf, select)
     return total
 
 
@@ -686,15 +714,15 @@ def traffic(root: Loop, select: str = "all") -> Expr:
         body_all = body_all + lines
         if not _box_selected(b, select, root):
             continue
-        reuse = reuse + lines + ex.max_(n - 1, 0) * ex.min_(lines, _delta(root, b))
+        reuse = reuse + (lines + ex.max_(n - 1, 0) * ex.min_(lines, _delta(root, b))) * _weight(b.buf, select)
     per_iter = ex.ZERO
     for child in root.loops:
         per_iter = per_iter + traffic(child, select)
     first = ex.ZERO
     for a in root.accesses:
         if not a.buf.local and _access_selected(a, root, select):
-            per_iter = per_iter + _step_lines(a, root)
-            first = first + 1
+            per_iter = per_iter + _step_lines(a, root) * _weight(a.buf, select)
+            first = first + _weight(a.buf, select)
     nofit = total_over(root, per_iter) + first
     return ex.le(all_whole, cap, whole, ex.le(body_fit, cap, reuse, nofit))
 
@@ -733,8 +761,12 @@ def instr_count(root: Loop, per_core: bool = True) -> dict[str, Expr]:
             if vectorised and not _unit_or_invariant(a, loop.var):
                 put("elem_mem", ex.ONE)  # gathered or scattered: one scalar access a lane ...
                 put("elem_fp", ex.ONE)  # ... and one insert or extract
+                if a.store:
+                    put("elem_store", ex.ONE)
             else:
                 put("instr_mem", ex.ONE)
+                if a.store:
+                    put("instr_store", ex.ONE)
         if loop.chain:
             put("chain", ex.const(loop.chain))
         n = loop.core_trips() if per_core else loop.trips()
@@ -756,7 +788,7 @@ def instr_count(root: Loop, per_core: bool = True) -> dict[str, Expr]:
         return summed
 
     out = body(root)
-    for kind in ("mem", "fp"):  # per-element work of gathers joins the instructions
+    for kind in ("mem", "fp", "store"):  # per-element work of gathers joins the instructions
         extra = out.pop("elem_" + kind, None)
         if extra is not None:
             out["instr_" + kind] = out.get("instr_" + kind, ex.ZERO) + extra
@@ -791,6 +823,7 @@ def kernel_terms(kernel: func.FuncOp) -> tuple[list[NestTerms], dict[str, Expr],
         terms["lines"] = traffic(root)
         terms["stored_lines"] = traffic(root, "stored")
         terms["strided_lines"] = traffic(root, "strided")
+        terms["serial_lines"] = traffic(root, "serial")
         streamed = _streamed_lines(root, reader.stream_threshold)
         if streamed is not None:
             terms["streamed_lines"] = streamed

@@ -86,7 +86,7 @@ def from_op(hw: d.HardwareOp, source: str) -> Hardware:
         v = base(key)
         if v is not None:
             values[key] = v
-    for key in ("parallel_overhead", "call_overhead", "page_fault", "strided_miss"):
+    for key in ("parallel_overhead", "call_overhead", "page_fault", "strided_miss", "conflict_miss"):
         v = _seconds(top, key, frequency)
         if v is None:
             notes.append(f"{key} not given: counted as 0")

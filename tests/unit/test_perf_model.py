@@ -225,3 +225,32 @@ def test_strided_reads_pay_for_their_misses(hw, tmp_path):
     with_cost = predict(doc, sizes, hw)
     without = predict(doc, sizes, free)
     assert with_cost.breakdown["chain"] - without.breakdown["chain"] >= 1024 * 1024 * hw.values["strided_miss"]
+
+
+def test_columns_in_one_set_queue_their_misses(hw, tmp_path):
+    """Naive transpose: at 1024 x 1024 the rows of A are 4 KiB apart, so a column's lines all
+    fall in one L1 set and its misses are served one after another (conflict_miss each); at
+    1040 x 1040 (rows 4160 B apart) a column spreads over all 64 sets and its misses overlap."""
+    import dataclasses
+
+    text = with_schedule(EXAMPLES / "transpose.design", None)
+    doc = tmp_path / "t.design"
+    doc.write_text(text)
+    only_conflicts = dataclasses.replace(hw, values={**hw.values, "strided_miss": 0.0, "conflict_miss": 4e-9})
+    one_set = predict(doc, {"M": 1024, "N": 1024}, only_conflicts)
+    spread = predict(doc, {"M": 1040, "N": 1040}, only_conflicts)
+    kept = 4 / 1024  # of a 1024-line column, one set keeps its ways' share (4 of 8 ways counted on)
+    assert one_set.breakdown["chain"] == pytest.approx(1024 * 1024 * 4e-9 * (1 - kept), rel=0.01)
+    assert spread.breakdown["chain"] < one_set.breakdown["chain"] / 40
+
+
+def test_stores_weigh_more_than_loads_in_l1(hw):
+    """Triad in L1: per 8-lane vector, 3 loads and 1 store; a store counts STORE_WEIGHT load
+    slots, and the L1 bandwidth is a triad's (3 instructions a vector)."""
+    from irkit.perf.runtime import STORE_WEIGHT
+
+    n = 8192  # two halves of 4096, one a core
+    p = predict(ROOT / "bench" / "documents" / "triad.design", {"N": n}, hw)
+    vectors_per_core = n / 8 / 2
+    slots = (3 + STORE_WEIGHT) * 3 / (2 + STORE_WEIGHT)
+    assert p.breakdown["L1"] == pytest.approx(vectors_per_core * slots * 32 / hw.values["levels"][0]["bandwidth"])
