@@ -3,8 +3,9 @@
 One `perf.kernel` per kernel holds one `perf.nest` per top-level loop nest.
 Each nest's `terms` map a term name to an expression (text in the syntax of
 `irkit.perf.expr`) over the kernel's sizes and the model's symbols: `cap`
-(the capacity, in lines, of the cache being priced), `line` (bytes per
-line), `lanes32` / `lanes64` (vector lanes of the hardware) and `cores`.
+(the capacity, in lines, of the cache being priced), `sets` and `ways` (its
+sets and associativity), `line` (bytes per line), `lanes32` / `lanes64`
+(vector lanes of the hardware) and `cores`.
 
     perf.kernel @triad {sizes = ["N"], kernel_bytes = "16 * N", hardware = {...}} {
       perf.nest {name = "io", origin = "triad.design:25:5", terms = {
@@ -50,7 +51,7 @@ from xdsl.irdl import (
 from xdsl.traits import NoTerminator, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
-MODEL_SYMBOLS = frozenset({"cap", "sets", "line", "lanes32", "lanes64", "cores"})
+MODEL_SYMBOLS = frozenset({"cap", "sets", "ways", "line", "lanes32", "lanes64", "cores"})
 
 
 def _check_expr(text: str, allowed: set[str], where: str) -> None:

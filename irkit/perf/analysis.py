@@ -57,6 +57,7 @@ from irkit.perf.expr import Expr
 
 CAP = "cap"  # the capacity of the cache being priced, in lines
 SETS = "sets"  # its number of sets (lines / ways): strided rows may crowd into a few of them
+WAYS = "ways"  # its associativity: lines a set holds (all of them: crowding is a hard limit)
 LINE = "line"  # the line size, bytes
 LANES32 = "lanes32"  # f32 lanes of the hardware's vectors
 LANES64 = "lanes64"
@@ -174,7 +175,7 @@ class Reader:
         for t in tensors:
             shape = [affine_to_expr(r, [], size_syms) for r in t.shape.results]
             self.buffers[t.value] = Buffer(t.name, _elem_bytes(t.memref), shape, t.order, t.role)
-        self.used_names |= {CAP, SETS, LINE, LANES32, LANES64, CORES}
+        self.used_names |= {CAP, SETS, WAYS, LINE, LANES32, LANES64, CORES}
         for op in kernel.body.walk():
             if isinstance(op, lp.LoadOp | lp.StoreOp) and op.memref in self.buffers:
                 b = self.buffers[op.memref]
@@ -555,9 +556,11 @@ def crowded_lines(box: Box) -> Expr:
 
     Rows of a strided box start `stride` bytes apart; with a stride that shares a
     large power of two with the cache's set span (sets x line), they all map to a few
-    sets, and only `ways` lines a set can stay.  The box then needs as much cache as
-    lines x sets / (sets it reaches): a column of a 4 KiB-strided matrix does not fit
-    an 8-way L1 however short it is.  A box of whole rows is contiguous: no crowding.
+    sets, and only `ways` lines a set can stay -- all of them, not the share of the
+    cache the model counts on elsewhere.  The box then needs as much of the capacity
+    as (lines per reached set / ways) of it: a column of a 4 KiB-strided matrix longer
+    than the ways does not fit an 8-way L1 however short it is, a column of 8 lines
+    does.  A box of whole rows is contiguous: no crowding.
     Only caches whose sets span at most a page are affected (see below)."""
     buf = box.buf
     order = buf.order or list(range(len(box.widths)))
@@ -573,7 +576,10 @@ def crowded_lines(box: Box) -> Expr:
     stride = buf.shape[inner] * buf.elem
     row_sets = ex.fdiv(span, ex.max_(ex.gcd(stride, span), line))
     reach = ex.max_(ex.ONE, ex.min_(sets, ex.cdiv(box.widths[inner] * buf.elem, line) * ex.min_(rows, row_sets)))
-    crowded = ex.rdiv(lines * sets, reach)
+    # In the sets it reaches the box needs lines / reach of their `ways` each -- all the ways:
+    # a set is a hard limit, not a share -- which is `cap` x lines / (reach x ways) of the
+    # capacity the model counts on; spread over many sets, its lines.
+    crowded = ex.max_(lines, ex.rdiv(lines * ex.sym(CAP), reach * ex.sym(WAYS)))
     # Only a cache whose sets span at most a page (L1: virtually indexed) sees the stride as
     # written; beyond a page, physical pages land anywhere and strided rows spread out.
     crowded = ex.le(span, PAGE, crowded, lines)
@@ -604,7 +610,7 @@ def _weight(buf: Buffer, select: str) -> Expr:
     rows = ex.ONE
     for d in order[:-1]:
         rows = rows * buf.shape[d]
-    kept = ex.rdiv(ex.rdiv(ex.sym(CAP), ex.sym(SETS)) * reach, rows)
+    kept = ex.rdiv(ex.sym(WAYS) * reach, rows)
     return ex.rdiv(ex.ONE, reach) * ex.max_(ex.ZERO, 1 - kept)
 
 
@@ -612,7 +618,7 @@ def fit_footprint(root: Loop, include_root: bool) -> Expr:
     """The footprint a fit test compares with the capacity (crowding counted)."""
     total = ex.ZERO
     for b in boxes(root, include_root):
-        total = total + ex.min_(crowded_lines(b), b.buf.lines() * ex.sym(SETS))
+        total = total + ex.min_(crowded_lines(b), ex.rdiv(b.buf.lines() * ex.sym(CAP), ex.sym(WAYS)))
     return total
 
 

@@ -91,7 +91,7 @@ def price(nests, kernel_terms, env, hw, cold=False):
     dram_bytes = 0.0
     nest_rows = []
     for name, fn in nests:
-        t = fn(dict(base, cap=1.0, sets=1.0))
+        t = fn(dict(base, cap=1.0, sets=1.0, ways=1.0))
         active = np.maximum(t.get("active", 1.0), 1.0)
         compute = 0.0
         for key, value in t.items():
@@ -117,7 +117,8 @@ def price(nests, kernel_terms, env, hw, cold=False):
             below = levels[i + 1] if i + 1 < len(levels) else None
             shared = lv.get("shared", 1) > 1
             cap_bytes = lv["size"] * CACHE_SHARE / (active if shared else 1.0)
-            tt = fn(dict(base, cap=cap_bytes / line, sets=_sets(lv, line)))
+            sets = _sets(lv, line)
+            tt = fn(dict(base, cap=cap_bytes / line, sets=sets, ways=lv["size"] / line / sets))
             if i == 0:  # strided misses (a column read element by element) wait for their lines
                 strided = np.maximum(
                     tt.get("strided_lines", 0.0) * hw.get("strided_miss", 0.0),

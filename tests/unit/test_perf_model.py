@@ -254,3 +254,18 @@ def test_stores_weigh_more_than_loads_in_l1(hw):
     vectors_per_core = n / 8 / 2
     slots = (3 + STORE_WEIGHT) * 3 / (2 + STORE_WEIGHT)
     assert p.breakdown["L1"] == pytest.approx(vectors_per_core * slots * 32 / hw.values["levels"][0]["bandwidth"])
+
+
+def test_a_column_that_fits_its_sets_ways_stays(hw, tmp_path):
+    """Naive transpose of an R x 1024 matrix: a column of A is R lines 4 KiB apart, all in one
+    set of the 8-way L1.  With R = 6 the set's ways hold the column (all 8 ways count, not the
+    half of the cache the model otherwise counts on) and each line of A is fetched once; with
+    R = 16 they cannot, and every element waits for its line."""
+    text = with_schedule(EXAMPLES / "transpose.design", None)
+    doc = tmp_path / "t.design"
+    doc.write_text(text)
+    fits = predict(doc, {"M": 6, "N": 1024}, hw, cold=True)
+    spills = predict(doc, {"M": 16, "N": 1024}, hw, cold=True)
+    per_row = fits.breakdown["chain"] / 6, spills.breakdown["chain"] / 16  # misses waited for
+    assert per_row[0] < per_row[1] / 10
+    assert spills.breakdown["L2"] / 16 > 2 * fits.breakdown["L2"] / 6
