@@ -491,6 +491,7 @@ class KernelEmitter:
         self.counter = 0
         self.relaxed = relaxed_math(kernel)
         self.redirect: dict[StoreOp, str] = {}  # stores written elsewhere (a streaming chunk)
+        self.fence_in: set[ForOp] = set()  # loops whose body ends with `irkit_stream_fence()`
         self.simd = c_simd.SimdEmitter(self)  # explicit vector loops and register tiles
 
     # ---- diagnostics and names
@@ -884,6 +885,10 @@ class KernelEmitter:
         self.emit(indent, f"for (int64_t {iv} = {lb}; {iv} < {ub}; {iv} += {step}) {{")
         self.scopes.append(set())
         self.emit_block(op.body.block, indent + 1)
+        if op in self.fence_in:  # streaming stores inside: one fence an iteration (see emit_streaming)
+            self.lines.append("#if IRKIT_VEC_BYTES")
+            self.emit(indent + 1, "irkit_stream_fence();")
+            self.lines.append("#endif")
         self.scopes.pop()
         self.scopes.pop()
         self.emit(indent, "}")
@@ -964,7 +969,9 @@ class KernelEmitter:
         size = f"(int64_t)sizeof({buf.ctype})"
         self.emit(i1, f"const int64_t {v} = irkit_stream_skip(&{first}, {size});")
         self.emit(
-            i1, f"if ({v} >= 0 && {paren(buf.elements or '1')} * {size} >= IRKIT_NT_THRESHOLD(INT64_C({threshold}))) {{"
+            i1,
+            f"if ({v} >= 0 && ({hi} - {lo}) * {size} >= IRKIT_NT_MIN_RUN"
+            f" && {paren(buf.elements or '1')} * {size} >= IRKIT_NT_THRESHOLD(INT64_C({threshold}))) {{",
         )
         self.emit(i2, f"{a} = irkit_min_i64({lo} + {v}, {hi});")
         self.emit(i2, f"{b} = {a} + ({hi} - {a}) / {lanes} * {lanes};")
@@ -975,7 +982,11 @@ class KernelEmitter:
         del self.redirect[st]
         self.emit(i2 + 1, f"irkit_stream_{'f32' if f32 else 'f64'}(&{address(c)}, {chunk});")
         self.emit(i2, "}")
-        self.emit(i2, "irkit_stream_fence();")
+        anchor = fence_anchor(op)
+        if anchor is None:
+            self.emit(i2, "irkit_stream_fence();")
+        else:
+            self.fence_in.add(anchor)
         self.emit(i1, "}")
         self.lines.append("#endif")
         body(lo, a, pragmas, i1)
@@ -1171,6 +1182,21 @@ def _injective(store: StoreOp, iv: SSAValue, varying: set[SSAValue]) -> bool:
         if coeff != 0 and not any(v in varying for v in others):
             return True
     return False
+
+
+def fence_anchor(op: ForOp) -> ForOp | None:
+    """The loop whose iterations end with the `sfence` of streaming loop `op`: the nearest
+    parallel loop around it (each thread fences its own stores), else the outermost loop
+    around it; None when `op` is itself outermost (it fences after itself)."""
+    outermost = None
+    node = op.parent_op()
+    while node is not None:
+        if isinstance(node, ForOp):
+            if node.parallel is not None:
+                return node
+            outermost = node
+        node = node.parent_op()
+    return outermost
 
 
 def stream_candidate(kernel: func.FuncOp, op: ForOp) -> StoreOp | None:

@@ -63,6 +63,7 @@ LANES32 = "lanes32"  # f32 lanes of the hardware's vectors
 LANES64 = "lanes64"
 CORES = "cores"
 PAGE = 4096  # bytes of a page: the part of an address that is the same virtually and physically
+STREAM_MIN_RUN = 128  # bytes a loop entry must write to use streaming stores (c_math.IRKIT_NT_MIN_RUN)
 MMAP_THRESHOLD = 32 << 20  # glibc's DEFAULT_MMAP_THRESHOLD_MAX on 64-bit: larger blocks are always mmapped
 
 ADD_CLASS = {"arith.addf", "arith.subf", "arith.mulf", "arith.maximumf", "arith.minimumf", "arith.negf",
@@ -865,5 +866,18 @@ def _streamed_lines(root: Loop, threshold: int) -> Expr | None:
         for name in loop.streamed:
             buf = next(a.buf for a in loop.accesses if a.buf.name == name)
             found = True
-            total = total + ex.le(threshold, buf.bytes(), buf.lines(), 0)
+            # the C backend streams a loop entry only when it writes at least STREAM_MIN_RUN bytes
+            # (c_math's IRKIT_NT_MIN_RUN); the first entry's run stands for all of them
+            run = _first_entry(loop, loop.trips()) * buf.elem
+            total = total + ex.le(threshold, buf.bytes(), ex.le(STREAM_MIN_RUN, run, buf.lines(), 0), 0)
     return total if found else None
+
+
+def _first_entry(loop: Loop, e: Expr) -> Expr:
+    """`e` with the variables of the loops around `loop` at their lower bounds."""
+    node = loop.parent
+    while node is not None:
+        if node.var in e.free():
+            e = ex.subs(e, {node.var: node.lb})
+        node = node.parent
+    return e

@@ -298,7 +298,13 @@ design rows {
 def test_streaming_stores_only_for_outputs_nobody_reads():
     triad = c_of(TRIAD)
     assert "irkit_stream_f32(&d[ii_c], d_v);" in triad and "irkit_stream_fence();" in triad
-    assert "if (ii_skip >= 0 && N * (int64_t)sizeof(float) >= IRKIT_NT_THRESHOLD(INT64_C(33554432))) {" in triad
+    assert (
+        "if (ii_skip >= 0 && (ii_hi - ii_lo) * (int64_t)sizeof(float) >= IRKIT_NT_MIN_RUN"
+        " && N * (int64_t)sizeof(float) >= IRKIT_NT_THRESHOLD(INT64_C(33554432))) {"
+    ) in triad
+    # one fence an iteration of the parallel loop, after its streaming loop -- not one a chunk
+    assert triad.count("irkit_stream_fence();") == 1
+    assert "        }\n#if IRKIT_VEC_BYTES\n        irkit_stream_fence();\n#endif\n    }" in triad
     assert (
         "#pragma omp simd simdlen(16) aligned(a, b, c, d: 64)\n            for (int64_t ii = ii_lo; ii < ii_a;" in triad
     )

@@ -269,3 +269,20 @@ def test_a_column_that_fits_its_sets_ways_stays(hw, tmp_path):
     per_row = fits.breakdown["chain"] / 6, spills.breakdown["chain"] / 16  # misses waited for
     assert per_row[0] < per_row[1] / 10
     assert spills.breakdown["L2"] / 16 > 2 * fits.breakdown["L2"] / 6
+
+
+def test_short_runs_are_not_streamed(hw):
+    """The C backend streams a loop entry only when it writes at least 128 contiguous bytes
+    (c_math's IRKIT_NT_MIN_RUN): the example's 32 x 32 transpose tiles write rows of 128 B and
+    stream B (8 bytes an element at DRAM: A read, B written once); 8 x 8 tiles write rows of
+    32 B, which go through the cache: B's lines are filled, then written back (12 bytes)."""
+    text = (EXAMPLES / "transpose.design").read_text()
+    tile8 = (
+        text.replace("tile i, j by 32, 32", "tile i, j by 8, 8")
+        .replace("unroll ii by 4\n", "")
+        .replace("vectorize ji by 16", "vectorize ji by 8")
+    )
+    assert tile8 != text
+    sizes = {"M": 4096, "N": 4096}
+    assert predict(text, sizes, hw, cold=True).dram_bytes == 8 * 4096**2
+    assert predict(tile8, sizes, hw, cold=True).dram_bytes == pytest.approx(12 * 4096**2, rel=0.01)

@@ -153,7 +153,7 @@ func.func @stream(%M: index {irkit.name = "M", irkit.default = 4 : i64}, %N: ind
 // CHECK-NEXT:             int64_t j_b = j_hi;
 // CHECK-NEXT: #if IRKIT_VEC_BYTES
 // CHECK-NEXT:             const int64_t j_skip = irkit_stream_skip(&d[i*d_s0 + j_lo], (int64_t)sizeof(float));
-// CHECK-NEXT:             if (j_skip >= 0 && M * N * (int64_t)sizeof(float) >= IRKIT_NT_THRESHOLD(INT64_C(33554432))) {
+// CHECK-NEXT:             if (j_skip >= 0 && (j_hi - j_lo) * (int64_t)sizeof(float) >= IRKIT_NT_MIN_RUN && M * N * (int64_t)sizeof(float) >= IRKIT_NT_THRESHOLD(INT64_C(33554432))) {
 // CHECK-NEXT:                 j_a = irkit_min_i64(j_lo + j_skip, j_hi);
 // CHECK-NEXT:                 j_b = j_a + (j_hi - j_a) / IRKIT_LANES_F32 * IRKIT_LANES_F32;
 // CHECK-NEXT:                 for (int64_t j_c = j_a; j_c < j_b; j_c += IRKIT_LANES_F32) {
@@ -166,7 +166,6 @@ func.func @stream(%M: index {irkit.name = "M", irkit.default = 4 : i64}, %N: ind
 // CHECK-NEXT:                     }
 // CHECK-NEXT:                     irkit_stream_f32(&d[i*d_s0 + j_c], d_v);
 // CHECK-NEXT:                 }
-// CHECK-NEXT:                 irkit_stream_fence();
 // CHECK-NEXT:             }
 // CHECK-NEXT: #endif
 // CHECK-NEXT:             #pragma omp simd simdlen(16)
@@ -181,5 +180,8 @@ func.func @stream(%M: index {irkit.name = "M", irkit.default = 4 : i64}, %N: ind
 // CHECK-NEXT:                 d[i*d_s0 + j] = y;
 // CHECK-NEXT:             }
 // CHECK-NEXT:         }
+// CHECK-NEXT: #if IRKIT_VEC_BYTES
+// CHECK-NEXT:         irkit_stream_fence();
+// CHECK-NEXT: #endif
 // CHECK-NEXT:     }
 // CHECK-NEXT: }
