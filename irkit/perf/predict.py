@@ -87,17 +87,25 @@ def module_functions(kernel) -> str:
     from irkit.perf import expr as ex
 
     parts: list[str] = []
-    names: list[tuple[str, str]] = []
+    names: list[tuple[str, list[str]]] = []
     for i, nest in enumerate(kernel.body.block.ops):
-        fname = f"nest_{i}"
         where = f" ({nest.origin.data})" if nest.origin is not None else ""
-        parts.append(function_source(fname, nest.expressions(), f"Terms of loop nest '{nest.nest_name.data}'{where}."))
-        names.append((nest.nest_name.data, fname))
+        terms = nest.expressions()
+        fnames = []
+        # three functions, so that pricing evaluates each term only where it is needed: the
+        # core terms once, the fills at every cache level, the latencies of misses at L1 only
+        for group in runtime.TERM_GROUPS:
+            chosen = {k: v for k, v in terms.items() if runtime.term_group(k) == group}
+            fname = f"nest_{i}_{group}"
+            doc = f"Terms ({group}) of loop nest '{nest.nest_name.data}'{where}."
+            parts.append(function_source(fname, chosen, doc))
+            fnames.append(fname)
+        names.append((nest.nest_name.data, fnames))
     kernel_wide = {"kernel_bytes": ex.parse(kernel.kernel_bytes.data)}
     if kernel.fresh_pages is not None:
         kernel_wide["fresh_pages"] = ex.parse(kernel.fresh_pages.data)
     parts.append(function_source("kernel_terms", kernel_wide, "Kernel-wide terms."))
-    parts.append("NESTS = [" + ", ".join(f"({n!r}, {f})" for n, f in names) + "]\n")
+    parts.append("NESTS = [" + ", ".join(f"({n!r}, {', '.join(fs)})" for n, fs in names) + "]\n")
     return "\n\n".join(parts)
 
 

@@ -59,12 +59,31 @@ def _sets(level, line):
     return level["size"] / line
 
 
+# A nest's terms come in three functions (see `price`), so that each term is evaluated only where
+# it is needed: the fills at every cache level, the waiting L1 misses at L1, every other term
+# (instructions, flops, chains, cores busy) once.
+FILL_TERMS = ("lines", "stored_lines", "streamed_lines")
+MISS_TERMS = ("strided_lines", "serial_lines")
+TERM_GROUPS = ("core", "fills", "misses")
+
+
+def term_group(key):
+    """Which of a nest's functions computes term `key`."""
+    if key in FILL_TERMS:
+        return "fills"
+    if key in MISS_TERMS:
+        return "misses"
+    return "core"
+
+
 def price(nests, kernel_terms, env, hw, cold=False):
     """Seconds and breakdown for evaluated terms.
 
-    `nests`: list of (name, fn) where fn(env) -> dict of term values, and
-    fn may be called with different `cap` values in env; `hw`: the
-    hardware dictionary (see `irkit.perf.hardware`).
+    `nests`: list of (name, core, fills, misses) where each function maps an
+    environment to a dict of term values (`TERM_GROUPS`): `core` once, `fills`
+    for every cache level (with that level's `cap`, `sets` and `ways` in the
+    environment), `misses` for L1; `hw`: the hardware dictionary (see
+    `irkit.perf.hardware`).
     """
     levels = hw["levels"]
     line = float(hw["line"])
@@ -90,8 +109,8 @@ def price(nests, kernel_terms, env, hw, cold=False):
     flops = 0.0
     dram_bytes = 0.0
     nest_rows = []
-    for name, fn in nests:
-        t = fn(dict(base, cap=1.0, sets=1.0, ways=1.0))
+    for name, core_terms, fill_terms, miss_terms in nests:
+        t = core_terms(base)
         active = np.maximum(t.get("active", 1.0), 1.0)
         compute = 0.0
         for key, value in t.items():
@@ -118,11 +137,13 @@ def price(nests, kernel_terms, env, hw, cold=False):
             shared = lv.get("shared", 1) > 1
             cap_bytes = lv["size"] * CACHE_SHARE / (active if shared else 1.0)
             sets = _sets(lv, line)
-            tt = fn(dict(base, cap=cap_bytes / line, sets=sets, ways=lv["size"] / line / sets))
+            level_env = dict(base, cap=cap_bytes / line, sets=sets, ways=lv["size"] / line / sets)
+            tt = fill_terms(level_env)
             if i == 0:  # strided misses (a column read element by element) wait for their lines
+                mm = miss_terms(level_env)
                 strided = np.maximum(
-                    tt.get("strided_lines", 0.0) * hw.get("strided_miss", 0.0),
-                    tt.get("serial_lines", 0.0) * hw.get("conflict_miss", 0.0),
+                    mm.get("strided_lines", 0.0) * hw.get("strided_miss", 0.0),
+                    mm.get("serial_lines", 0.0) * hw.get("conflict_miss", 0.0),
                 )
             # fills, and write-backs of stored lines; streamed lines skip the caches and
             # reach DRAM once
