@@ -365,3 +365,24 @@ def test_bad_hardware_name_is_a_usage_error(argv):
 
     with pytest.raises(UsageError, match="hardware name"):
         _name(build_arg_parser().parse_args(["calibrate", *argv]))
+
+
+class _NoFaults:
+    """A microbenchmark library whose page-fault benchmark reports first writes no slower than
+    second ones (what a very noisy host, or reused memory, would show)."""
+
+    class lib:  # noqa: N801 - mirrors `Library.lib`, the ctypes CDLL
+        @staticmethod
+        def irkit_cal_page_fault(size, trials, times, sink):
+            for i in range(trials):
+                times[i] = -1e-6 if i % 2 else 0.0
+            return 0
+
+
+def test_an_unmeasurable_page_fault_is_left_out_not_written_as_zero():
+    from irkit.calibrate.detect import detect
+    from irkit.calibrate.measure import FULL, Calibrator, Result
+
+    outcome = Calibrator(detect(), FULL, _NoFaults()).page_fault()  # type: ignore[arg-type]
+    assert not isinstance(outcome, Result)
+    assert "page_fault left out" in outcome
