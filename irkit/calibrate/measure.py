@@ -380,42 +380,38 @@ class Calibrator:
             time.perf_counter() - start,
         )
 
+    def _per_access(self, key: str, label: str, detail: str, fn, accesses: int) -> Result:
+        """The median seconds an access of a microbenchmark making `accesses` of them a repetition."""
+        start = time.perf_counter()
+        reps, times = self._times(self._plain(fn))
+        samples = [t / (reps * accesses) for t in times]
+        return Result(
+            key, label, detail, statistics.median(samples), "latency", "median", samples, reps,
+            time.perf_counter() - start,
+        )  # fmt: skip
+
     def conflict_miss(self) -> Result:
         """Seconds one access of a column whose lines share an L1 set costs: misses queued on one set."""
         from irkit.calibrate.kernels import CONFLICT_COLUMNS, CONFLICT_ROWS
 
-        start = time.perf_counter()
-        reps, times = self._times(self._plain(self.lib.lib.irkit_cal_conflict))
-        samples = [t / (reps * CONFLICT_ROWS * CONFLICT_COLUMNS) for t in times]
-        return Result(
+        return self._per_access(
             "conflict_miss",
             "L1 miss within one set, from L2",
             f"columns of {CONFLICT_ROWS} rows, 4096 B apart",
-            statistics.median(samples),
-            "latency",
-            "median",
-            samples,
-            reps,
-            time.perf_counter() - start,
+            self.lib.lib.irkit_cal_conflict,
+            CONFLICT_ROWS * CONFLICT_COLUMNS,
         )
 
     def strided_miss(self) -> Result:
         """Seconds one strided L1 miss costs, served by L2 with a gather's worth in flight."""
         from irkit.calibrate.kernels import STRIDED_COLUMNS, STRIDED_ROWS
 
-        start = time.perf_counter()
-        reps, times = self._times(self._plain(self.lib.lib.irkit_cal_strided))
-        samples = [t / (reps * STRIDED_ROWS * STRIDED_COLUMNS) for t in times]
-        return Result(
+        return self._per_access(
             "strided_miss",
             "strided L1 miss, from L2",
             f"{STRIDED_COLUMNS} columns of {STRIDED_ROWS} rows, 4160 B apart",
-            statistics.median(samples),
-            "latency",
-            "median",
-            samples,
-            reps,
-            time.perf_counter() - start,
+            self.lib.lib.irkit_cal_strided,
+            STRIDED_ROWS * STRIDED_COLUMNS,
         )
 
     def page_fault(self) -> Result | str:

@@ -27,6 +27,7 @@ import numpy as np
 
 from irkit.timing import WARMUP_SECONDS, Plan, batch_size, rounds_for, settle, summary, time_call
 from irkit.validate import stats
+from irkit.validate.report import seconds
 from irkit.validate.suite import Case
 
 # Full runs: 0.1 s of settling, then batches; about 3 s per kernel and size for all its schedules.
@@ -336,15 +337,6 @@ def _traceback_wanted() -> bool:
     return os.environ.get("IRKIT_TRACEBACK") == "1"
 
 
-def format_seconds(s: float | None) -> str:
-    if s is None:
-        return "-"
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
-        if s >= scale:
-            return f"{s / scale:.3g} {unit}"
-    return f"{s / 1e-9:.3g} ns"
-
-
 def progress_line(done: int, total: int, row: dict) -> str:
     width = len(str(total))
     sizes = ",".join(f"{k}={v}" for k, v in row["sizes"].items())
@@ -352,6 +344,6 @@ def progress_line(done: int, total: int, row: dict) -> str:
     if row["error"]:
         return f"{head} FAILED: {row['error']}"
     return (
-        f"{head} measured {format_seconds(row['measured_s']):>9}  predicted {format_seconds(row['predicted_s']):>9}"
+        f"{head} measured {seconds(row['measured_s']):>9}  predicted {seconds(row['predicted_s']):>9}"
         f"  ({row['error_pct']:+.1f}%)"
     )
