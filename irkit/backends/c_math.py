@@ -160,7 +160,12 @@ static inline IRKIT_ALWAYS_INLINE double irkit_fast_exp(double x)
     return p * s1 * s2;
 }"""
 
-_STREAM = """\
+# The least run of bytes one loop entry writes for it to use streaming stores (IRKIT_NT_MIN_RUN);
+# the cost model reads it from here.
+NT_MIN_RUN_BYTES = 128
+
+_STREAM = (
+    """\
 /* Streaming (non-temporal) stores of whole vectors, for large outputs that the kernel writes
    once and never reads (see irkit/backends/c_math.py).  IRKIT_NT_THRESHOLD(n): the least size
    of an output that is streamed, n (the hardware's last cache) unless -DIRKIT_NT_MIN_BYTES=... */
@@ -180,7 +185,9 @@ _STREAM = """\
 #endif
 /* The least run of bytes one entry of a loop writes for it to stream: two lines, so that at
    least one whole line goes out (a partial line of streaming stores is written piecemeal). */
-#define IRKIT_NT_MIN_RUN 128
+#define IRKIT_NT_MIN_RUN """
+    + str(NT_MIN_RUN_BYTES)
+    + """
 #if IRKIT_VEC_BYTES
 #include <immintrin.h>
 #define IRKIT_LANES_F32 (IRKIT_VEC_BYTES / 4)
@@ -216,6 +223,7 @@ static inline void irkit_stream_f64(double *p, const double *v)
 /* Streaming stores are weakly ordered: fence them before anyone else may read the data. */
 static inline void irkit_stream_fence(void) { _mm_sfence(); }
 #endif"""
+)
 
 # The size from which outputs are streamed when the kernel's hardware gives no cache sizes:
 # the last cache level of the bundled `generic` profile (irkit/hw/generic.hw).

@@ -63,7 +63,6 @@ LANES32 = "lanes32"  # f32 lanes of the hardware's vectors
 LANES64 = "lanes64"
 CORES = "cores"
 PAGE = 4096  # bytes of a page: the part of an address that is the same virtually and physically
-STREAM_MIN_RUN = 128  # bytes a loop entry must write to use streaming stores (c_math.IRKIT_NT_MIN_RUN)
 MMAP_THRESHOLD = 32 << 20  # glibc's DEFAULT_MMAP_THRESHOLD_MAX on 64-bit: larger blocks are always mmapped
 
 ADD_CLASS = {"arith.addf", "arith.subf", "arith.mulf", "arith.maximumf", "arith.minimumf", "arith.negf",
@@ -574,8 +573,7 @@ def crowded_lines(box: Box) -> Expr:
         rows = rows * box.widths[d]
     line, sets = ex.sym(LINE), ex.sym(SETS)
     span = sets * line
-    stride = buf.shape[inner] * buf.elem
-    row_sets = ex.fdiv(span, ex.max_(ex.gcd(stride, span), line))
+    row_sets = _row_sets(buf)
     reach = ex.max_(ex.ONE, ex.min_(sets, ex.cdiv(box.widths[inner] * buf.elem, line) * ex.min_(rows, row_sets)))
     # In the sets it reaches the box needs lines / reach of their `ways` each -- all the ways:
     # a set is a hard limit, not a share -- which is `cap` x lines / (reach x ways) of the
@@ -587,17 +585,22 @@ def crowded_lines(box: Box) -> Expr:
     return ex.le(buf.shape[inner], box.widths[inner], lines, crowded)
 
 
+def _row_sets(buf: Buffer) -> Expr:
+    """Sets (of `sets` x `line`) that rows of `buf` a row stride apart start in: a stride that
+    shares the set span's power of two keeps them in few sets."""
+    order = buf.order or list(range(len(buf.shape)))
+    line, span = ex.sym(LINE), ex.sym(SETS) * ex.sym(LINE)
+    stride = buf.shape[order[-1]] * buf.elem
+    return ex.fdiv(span, ex.max_(ex.gcd(stride, span), line))
+
+
 def column_sets(buf: Buffer) -> Expr:
-    """How many sets of a cache (`sets` x `line`, at most a page) the rows of a column of `buf`
-    reach: a row stride sharing the set span's power of two keeps a column in few sets."""
+    """How many sets of a cache the rows of a column of `buf` reach; all of them for a cache
+    whose sets span more than a page (physical pages land anywhere)."""
     order = buf.order or list(range(len(buf.shape)))
     if len(order) < 2:
         return ex.sym(SETS)
-    line, sets = ex.sym(LINE), ex.sym(SETS)
-    span = sets * line
-    stride = buf.shape[order[-1]] * buf.elem
-    reach = ex.fdiv(span, ex.max_(ex.gcd(stride, span), line))
-    return ex.le(span, PAGE, reach, sets)
+    return ex.le(ex.sym(SETS) * ex.sym(LINE), PAGE, _row_sets(buf), ex.sym(SETS))
 
 
 def _weight(buf: Buffer, select: str) -> Expr:
@@ -860,16 +863,18 @@ def _entries(loop: Loop) -> Expr:
 def _streamed_lines(root: Loop, threshold: int) -> Expr | None:
     """Lines of outputs written with streaming stores (no read before the write, no write-back
     through the caches), when the output is at least `threshold` bytes."""
+    from irkit.backends.c_math import NT_MIN_RUN_BYTES
+
     total = ex.ZERO
     found = False
     for loop in root.walk():
         for name in loop.streamed:
             buf = next(a.buf for a in loop.accesses if a.buf.name == name)
             found = True
-            # the C backend streams a loop entry only when it writes at least STREAM_MIN_RUN bytes
+            # the C backend streams a loop entry only when it writes at least NT_MIN_RUN_BYTES
             # (c_math's IRKIT_NT_MIN_RUN); the first entry's run stands for all of them
             run = _first_entry(loop, loop.trips()) * buf.elem
-            total = total + ex.le(threshold, buf.bytes(), ex.le(STREAM_MIN_RUN, run, buf.lines(), 0), 0)
+            total = total + ex.le(threshold, buf.bytes(), ex.le(NT_MIN_RUN_BYTES, run, buf.lines(), 0), 0)
     return total if found else None
 
 
