@@ -74,6 +74,9 @@ TOP_FIELDS: dict[str, tuple[str, bool]] = {
     "call_overhead": ("latency", False),
     # latency of a dependent floating-point add or FMA (a reduction chain's step)
     "fp_latency": ("latency", False),
+    # a store's value reaching a load of the same address (an accumulator kept in memory across an
+    # outer loop pays it once per entry of the inner loop)
+    "store_forward": ("latency", False),
     # the first touch of a fresh 4 KiB page (a large temporary is fresh memory at every call)
     "page_fault": ("latency", False),
     # an L1 miss of a strided read (a column, element by element) served by L2, several in flight

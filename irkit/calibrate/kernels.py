@@ -39,6 +39,9 @@ trial lasts from the first start to the last end (`cal_span`).
   every current core), for the clock frequency.
 - `irkit_cal_fma_latency`: one chain of dependent f32 FMAs (`a = a * b +
   c`), for `fp_latency`: the step of an accumulation chain, in cycles.
+- `irkit_cal_store_forward`: an 8-float vector accumulated in memory
+  across an outer loop (`o[x] += a[k][x]`, x inside), for `store_forward`:
+  each entry of the inner loop waits for the store of the entry before.
 - `irkit_cal_parallel`: `reps` empty `#pragma omp parallel for
   schedule(static)` loops, one iteration per thread.
 - `irkit_cal_empty`: nothing, for the cost of a bare ctypes call.
@@ -339,6 +342,37 @@ void irkit_cal_conflict(int64_t reps, int32_t trials, double *times, double *sin
 }}
 """
 
+FORWARD_STEPS = 256  # entries of the inner loop a repetition: each reloads what the one before stored
+
+_FORWARD = f"""\
+/* An accumulator kept in memory across an outer loop, as `o[x] += a[k][x]` with k outside and x
+   inside and vectorised keeps it: each entry of the inner loop reloads the vector the entry before
+   stored, so an entry waits for store-to-load forwarding plus one add.  The extent (one vector of
+   f32) comes at run time, as a kernel's does, so the loop has its usual prologue and tails. */
+__attribute__((noinline)) static void cal_forward_pass(float *restrict o, const float *restrict a, int64_t n)
+{{
+    for (int64_t k = 0; k < {FORWARD_STEPS}; k++) {{
+#pragma omp simd
+        for (int64_t x = 0; x < n; x++) o[x] = o[x] + a[(k & 15) * n + x];
+        CAL_CLOBBER(o);
+    }}
+}}
+
+void irkit_cal_store_forward(int64_t reps, int32_t trials, double *times, double *sink)
+{{
+    const int64_t n = (int64_t)(cal_const * 16.0f / 3.0f); /* 8, unknown to the compiler */
+    static float a[16 * 64] __attribute__((aligned(64)));
+    static float o[64] __attribute__((aligned(64)));
+    for (int64_t i = 0; i < 16 * 64; i++) a[i] = (float)(i % 7) * 1e-3f;
+    for (int32_t t = 0; t < trials; t++) {{
+        const double t0 = cal_now();
+        for (int64_t r = 0; r < reps; r++) cal_forward_pass(o, a, n);
+        times[t] = cal_now() - t0;
+    }}
+    *sink = o[0];
+}}
+"""
+
 _PAGE_FAULT = """\
 /* A large temporary, as a kernel allocates one: fresh pages from the system, first written
    (the page faults), then written again (the same bytes, no faults).  times[] gets the difference. */
@@ -405,6 +439,7 @@ def source() -> str:
         _PAGE_FAULT,
         _STRIDED,
         _CONFLICT,
+        _FORWARD,
         _PARALLEL,
     ]
     return "\n".join(parts)
@@ -429,6 +464,7 @@ SIGNATURES: dict[str, tuple[object, list[object]]] = {
     "irkit_cal_page_fault": (_I32, [_I64, _I32, _PD, _PD]),
     "irkit_cal_strided": (None, [_I64, _I32, _PD, _PD]),
     "irkit_cal_conflict": (None, [_I64, _I32, _PD, _PD]),
+    "irkit_cal_store_forward": (None, [_I64, _I32, _PD, _PD]),
 }
 
 

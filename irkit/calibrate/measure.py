@@ -344,6 +344,30 @@ class Calibrator:
         self.measured["fp_latency"] = result
         return result
 
+    def store_forward(self) -> Result:
+        """Cycles an entry of an inner loop waits for the vector the entry before stored, beyond its
+        one add: an accumulator kept in memory across an outer loop (the best trial)."""
+        from irkit.calibrate.kernels import FORWARD_STEPS
+
+        start = time.perf_counter()
+        frequency = self.measured["frequency"].value
+        add = self.measured["fp_latency"].value
+        reps, times = self._times(self._plain(self.lib.lib.irkit_cal_store_forward))
+        samples = [max(0.0, t * frequency / (reps * FORWARD_STEPS) - add) for t in times]
+        result = Result(
+            "store_forward",
+            "store-to-load forwarding",
+            "a vector accumulated in memory across an outer loop, less one add",
+            min(samples),
+            "cycles",
+            "best",
+            samples,
+            reps,
+            time.perf_counter() - start,
+        )
+        self.measured["store_forward"] = result
+        return result
+
     def unary(self, name: str, what: str) -> Result:
         fn = getattr(self.lib.lib, f"irkit_cal_{name}_f32")
         detail = f"{ARRAY} lanes in L1"
@@ -490,6 +514,7 @@ class Calibrator:
             Step("exp_f32", "F32 exp (irkit fast expf), 1 core", "", lambda: self.unary("exp", "exp")),
             Step("libm_exp_f32", "F32 exp (C library expf), 1 core", "", lambda: self.unary("libm_exp", "libm exp")),
             Step("fp_latency", "F32 add latency, dependent chain", "", self.fp_latency),
+            Step("store_forward", "store-to-load forwarding, an accumulator in memory", "", self.store_forward),
             Step("strided_miss", "strided L1 miss (a column), 1 core", "", self.strided_miss),
             Step("conflict_miss", "L1 miss within one set (a 4 KiB-strided column), 1 core", "", self.conflict_miss),
         ]

@@ -4,7 +4,7 @@ Figures are kept in base units while measuring (bytes, bytes/s, Hz,
 FLOP/s, seconds; `irkit.units`) and converted only here, each field to the
 one unit a reader expects (`UNITS`): rates in GFLOP/s, bandwidths in GB/s
 (powers of 1000, as STREAM reports them), the clock in GHz, overheads in ns
-below a microsecond and us above (`fp_latency` in cycles), sizes in the largest binary unit that
+below a microsecond and us above (`fp_latency`, `store_forward` in cycles), sizes in the largest binary unit that
 holds them exactly (the checker wants whole bytes).  Four significant
 digits, never an exponent: the grammar reads one, but a person reads
 `112.6 GFLOP/s` faster.  The result is one `hardware NAME { ... }` block in
@@ -107,7 +107,7 @@ def describe(value: float, family: str) -> str:
 
 
 # Fields written in another unit than their family's usual one (the value is in that unit).
-FIELD_FAMILY = {"fp_latency": "cycles"}
+FIELD_FAMILY = {"fp_latency": "cycles", "store_forward": "cycles"}
 
 
 def _field_text(f: Field, table: dict[str, tuple[str, bool]]) -> str:
@@ -153,6 +153,7 @@ TOP_MEASURED = (
     "exp_f32",
     "libm_exp_f32",
     "fp_latency",
+    "store_forward",
     "parallel_overhead",
     "call_overhead",
     "page_fault",
@@ -177,7 +178,7 @@ def hardware_spec(
 ) -> Spec:
     """The description of `host` (`irkit.calibrate.detect.Host`) with measured `values`.
 
-    `values` maps field keys to base-unit figures (`fp_latency` in cycles):
+    `values` maps field keys to base-unit figures (`fp_latency`, `store_forward` in cycles):
     top-level keys as they are (`flops_f32`, `frequency`, ...), cache fields
     as `L2.bandwidth`, DRAM fields as `dram.bandwidth`.  `lanes` is the f32 lanes of the vectors the
     FMA benchmark used (for `fma_units`); `notes` are trailing comments by

@@ -123,6 +123,7 @@ class Loop:
     ops: dict[str, int] = field(default_factory=dict)  # instruction kind -> count per iteration (direct)
     flops: int = 0  # per iteration (direct)
     chain: int = 0  # an accumulation into one location: dependent FP ops per step of its chain
+    carry: int = 0  # read-modify-writes the parent loop repeats: dependent FP ops from reload to store
     auto_vector: bool = False
     streamed: set[str] = field(default_factory=set)  # buffers this (vector) loop stores with streaming stores
     parent: Loop | None = None
@@ -329,6 +330,21 @@ class Reader:
                         return True
         return False
 
+    def _reloaded_by_parent(self, loop: Loop) -> bool:
+        """Does the loop read, modify and write locations its parent's next iteration
+        reads again (an accumulator kept in memory across an outer reduction loop)?"""
+        parent = loop.parent
+        if parent is None:
+            return False
+        for st in loop.accesses:
+            if not st.store or st.buf.local:
+                continue
+            if not any(not a.store and a.buf is st.buf and a.dims == st.dims for a in loop.accesses):
+                continue
+            if all(d is not None and parent.var not in d[0] for d in st.dims):
+                return True
+        return False
+
     def classify(self, op: lp.ForOp, loop: Loop) -> None:
         """Accumulation chains, gcc's auto-vectorisation and streaming stores of an innermost loop."""
         if loop.loops:
@@ -345,6 +361,8 @@ class Reader:
                 carried = True
         if carried and (loop.ops.get("fp") or loop.ops.get("fp64")):
             loop.chain = max(1, _chain_length(op))
+        elif self._reloaded_by_parent(loop) and (loop.ops.get("fp") or loop.ops.get("fp64")):
+            loop.carry = max(1, _chain_length(op))
         if loop.ops.get("exp_libm") or loop.ops.get("exp_libm64"):
             loop.vector = None  # gcc cannot vectorise a call to expf (no fast-math): scalar code
             return
@@ -780,10 +798,15 @@ def instr_count(root: Loop, per_core: bool = True) -> dict[str, Expr]:
         if loop.chain:
             put("chain", ex.const(loop.chain))
         n = loop.core_trips() if per_core else loop.trips()
+        if loop.carry:
+            res["carry"] = ex.const(loop.carry)
+            res["carry_steps"] = ex.ONE
         summed: dict[str, Expr] = {}
         for k, v in res.items():
             if k.startswith("elem_"):
                 summed[k] = total_over(loop, v, per_core)
+            elif k in ("carry", "carry_steps"):  # once per entry of the innermost loop
+                summed[k] = v if not loop.loops else total_over(loop, v, per_core)
             elif k == "chain" and loop.vector and not loop.loops:  # one step per W-wide chunk
                 summed[k] = _sum_with(loop, v, ex.cdiv(n, loop.vector))
             elif k.startswith("instr_") and not loop.loops and (loop.vector or loop.auto_vector):

@@ -92,10 +92,13 @@ def from_op(hw: d.HardwareOp, source: str) -> Hardware:
             notes.append(f"{key} not given: counted as 0")
         else:
             values[key] = v
-    lat = top.get("fp_latency")
-    if lat is not None:
-        value, unit = lat
-        values["fp_latency"] = value if unit == "cycles" else to_base(value, unit) * frequency
+    for key in ("fp_latency", "store_forward"):  # latencies the model counts in cycles
+        lat = top.get(key)
+        if lat is not None:
+            value, unit = lat
+            values[key] = value if unit == "cycles" else to_base(value, unit) * frequency
+    if "store_forward" not in values:
+        notes.append("store_forward not given: counted as 0")
     levels: list[dict] = []
     for op in hw.body.block.ops:
         if not isinstance(op, d.HwLevelOp):

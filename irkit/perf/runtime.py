@@ -12,6 +12,7 @@ The model (docs/perf-model.md): for each loop nest, per core (the busiest),
                    strided L1 misses x strided_miss,
                    conflict misses / sets their column reaches x conflict_miss)
     L1       = (loads + STORE_WEIGHT x stores) x 3 / (2 + STORE_WEIGHT) x vector bytes / L1 bandwidth
+               + (carried adds x fp_latency + carried entries x store_forward) / frequency
     level l  = lines moved into the level above l x line / bandwidth of l
     DRAM     = lines moved out of the last cache x line x busy cores / DRAM bandwidth
     core     = max(compute, chain, L1)
@@ -123,12 +124,17 @@ def price(nests, kernel_terms, env, hw, cold=False):
                 raise KeyError(f"the hardware description has no '{field}', the throughput of {kind} instructions")
             compute = compute + value * cost
         chain = t.get("chain", 0.0) * hw.get("fp_latency", 0.0) / hw["frequency"]
+        # an accumulator kept in memory across an outer loop: each entry of the inner loop
+        # reloads what the entry before stored, so the entries queue on forwarding + the adds
+        carry_cycles = t.get("carry", 0.0) * hw.get("fp_latency", 0.0)
+        carry = (carry_cycles + t.get("carry_steps", 0.0) * hw.get("store_forward", 0.0)) / hw["frequency"]
         # L1: load and store instructions, a store weighing STORE_WEIGHT loads; the calibrated
         # bandwidth is a triad's (2 loads + 1 store a vector, counted as 3 x vector bytes)
         mem = t.get("instr_mem", 0.0)
         stores = t.get("instr_store", 0.0)
         slots = (mem - stores + STORE_WEIGHT * stores) * 3.0 / (2.0 + STORE_WEIGHT)
         l1 = slots * (hw["simd"] / 8.0) / levels[0]["bandwidth"]
+        l1 = l1 + carry  # the stalled entries do not overlap their own loads and stores
         terms = {"compute": compute, "chain": chain, "L1": l1}
         strided = 0.0
         # traffic into each level from the one below it

@@ -300,6 +300,7 @@ def _comments(run: Run) -> list[str]:
         "  DRAM arrays are 4 x the last-level cache.",
         "- frequency: a chain of dependent integer adds, one a cycle.",
         "- fp_latency: a chain of dependent f32 adds, in cycles of that clock.",
+        "- store_forward: a vector accumulated in memory across an outer loop, cycles an entry less one add.",
         "- page_fault: malloc and first write of 64 MiB, less a second write, per 4 KiB page.",
         "- parallel_overhead: one empty `omp parallel for schedule(static)` on all threads.",
         f"- call_overhead: an empty kernel's bare ctypes call, as benchmarks time kernels{bare_text}.",

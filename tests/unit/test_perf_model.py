@@ -286,3 +286,25 @@ def test_short_runs_are_not_streamed(hw):
     sizes = {"M": 4096, "N": 4096}
     assert predict(text, sizes, hw, cold=True).dram_bytes == 8 * 4096**2
     assert predict(tile8, sizes, hw, cold=True).dram_bytes == pytest.approx(12 * 4096**2, rel=0.01)
+
+
+def test_an_accumulator_kept_in_memory_waits_once_an_entry(hw, tmp_path):
+    """GEMM in i, k, j order with j vectorised: every entry of the j loop reloads the row of C
+    the entry before (the previous k) stored.  The L1 term grows by exactly the entries of j a
+    core runs (M / cores x K) x (store_forward + one dependent add's fp_latency) / frequency;
+    the entries' count does not depend on N, their own loads and stores do."""
+    import dataclasses
+
+    text = with_schedule(
+        EXAMPLES / "gemm.design", "  schedule C {\n    reorder i, k, j\n    parallel i\n    vectorize j by 8\n  }"
+    )
+    sizes = {"M": 64, "N": 256, "K": 32}
+    forward = dataclasses.replace(hw, values={**hw.values, "store_forward": 10.0})
+    without = predict(text, sizes, dataclasses.replace(hw, values={**hw.values, "fp_latency": 0.0}))
+    with_wait = predict(text, sizes, forward)
+    entries = 64 / 2 * 32
+    cycles = entries * (10.0 + hw.values["fp_latency"])
+    assert with_wait.breakdown["L1"] - without.breakdown["L1"] == pytest.approx(cycles / hw.values["frequency"])
+    # in the example's order (i, j, k: k innermost, a chain in a register) nothing waits on memory
+    plain = (EXAMPLES / "gemm.design").read_text()
+    assert predict(plain, sizes, forward).breakdown["L1"] == pytest.approx(predict(plain, sizes, hw).breakdown["L1"])
