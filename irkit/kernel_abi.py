@@ -12,7 +12,8 @@ types cannot:
 
 Function attributes carry the rest of the document, not yet applied:
 `irkit.hardware` (a dictionary of the inline block in base units, or the
-name of a description), `irkit.assume` and `irkit.metric`.
+name of a description), `irkit.assume` and `irkit.metric`; and for
+readers only (raising prints them back), `irkit.doc` and `irkit.hardware_name`.
 
 The C backend, the numpy oracle and the lowering passes all read kernels
 through this module, so the convention lives in one place.

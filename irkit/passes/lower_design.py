@@ -160,7 +160,9 @@ class Lowering:
 
     def align(self, name: str) -> int | None:
         layout = self.layouts.get(name)
-        values = [v for v in (layout.align.value.data if layout and layout.align else None, self.aligned.get(name)) if v]
+        values = [
+            v for v in (layout.align.value.data if layout and layout.align else None, self.aligned.get(name)) if v
+        ]
         return max(values) if values else None
 
     def run(self) -> func.FuncOp:
@@ -169,8 +171,14 @@ class Lowering:
             self.design.design_name,
             [(op.sym_name.data, op.default.value.data if op.default else None) for op in self.size_ops],
             [
-                (name, self.tensor_ops[name].dtype.data, self.tensor_ops[name].role.data, self.shape_map(name),
-                 self.order(name), self.align(name))
+                (
+                    name,
+                    self.tensor_ops[name].dtype.data,
+                    self.tensor_ops[name].role.data,
+                    self.shape_map(name),
+                    self.order(name),
+                    self.align(name),
+                )
                 for name, _ in args
             ],
         )
@@ -182,8 +190,12 @@ class Lowering:
         for name, op in self.tensor_ops.items():
             if op.role.data != "temp":
                 continue
-            alloc = t.AllocOp(self.sizes, name, AffineMapAttr(self.shape_map(name)),
-                              memref_type(op.dtype.data, len(self.shapes[name]), self.order(name)))
+            alloc = t.AllocOp(
+                self.sizes,
+                name,
+                AffineMapAttr(self.shape_map(name)),
+                memref_type(op.dtype.data, len(self.shapes[name]), self.order(name)),
+            )
             if self.align(name):
                 alloc.properties["align"] = IntegerAttr(self.align(name), i64)
             alloc.location = op.location
@@ -199,6 +211,11 @@ class Lowering:
         hw = hardware_attr(self.ops)
         if hw is not None:
             kernel.attributes["irkit.hardware"] = hw
+        for op in self.ops:  # what only a reader needs, kept so raising can print the document back
+            if isinstance(op, d.HardwareOp) and op.hw_name is not None:
+                kernel.attributes["irkit.hardware_name"] = op.hw_name
+            elif isinstance(op, d.DocOp):
+                kernel.attributes["irkit.doc"] = op.text
         kernel.attributes["irkit.assume"] = assume_attr(self.ops)
         for op in self.ops:
             if isinstance(op, d.MetricOp):
@@ -227,7 +244,9 @@ class Lowering:
                     if name not in loops:
                         raise self.fail(f"index '{name}' has no range (run check-design)", read)
         dims = {name: AffineExpr.dimension(i) for i, name in enumerate(loops)}
-        maps = [AffineMapAttr(AffineMap(len(loops), 0, tuple(to_affine_expr(e, dims) for e in idx))) for _, idx in accesses]
+        maps = [
+            AffineMapAttr(AffineMap(len(loops), 0, tuple(to_affine_expr(e, dims) for e in idx))) for _, idx in accesses
+        ]
         maps.append(AffineMapAttr(AffineMap(len(loops), 0, tuple(dims[n] for n in loops[: len(lhs)]))))
         out = self.buffers[target]
         etype = out.type.element_type  # type: ignore[attr-defined]

@@ -49,6 +49,18 @@ def _model_perf() -> type[ModulePass]:
     return ModelPerfPass
 
 
+def _raise_loop() -> type[ModulePass]:
+    from irkit.passes.raise_loop import RaiseLoopPass
+
+    return RaiseLoopPass
+
+
+def _raise_tensorop() -> type[ModulePass]:
+    from irkit.passes.raise_tensorop import RaiseTensorOpPass
+
+    return RaiseTensorOpPass
+
+
 def _schedule_pass(module: str, cls: str) -> Callable[[], type[ModulePass]]:
     def factory() -> type[ModulePass]:
         import importlib
@@ -65,6 +77,8 @@ IRKIT_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "lower-tensorop": _lower_tensorop,
     "apply-schedule": _apply_schedule,
     "model-perf": _model_perf,
+    "raise-loop": _raise_loop,
+    "raise-tensorop": _raise_tensorop,
     "schedule-split": _schedule_pass("split", "ScheduleSplitPass"),
     "schedule-tile": _schedule_pass("tile", "ScheduleTilePass"),
     "schedule-reorder": _schedule_pass("reorder", "ScheduleReorderPass"),

@@ -1,0 +1,1 @@
+"""Raising: rebuilding what was asked from what was generated (loop -> tensorop -> design)."""

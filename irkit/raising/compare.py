@@ -1,0 +1,725 @@
+"""Comparing a raised kernel with the document's, both as tensorop (named ops generalized).
+
+What is compared, per buffer (document tensor or temporary):
+
+- **the tensors**: role, shape, element type, layout (storage order) and
+  alignment of every argument, and the whole shape of every temporary;
+- **the writes**: the sequence of fills and generics into the buffer.  A
+  generic is compared up to renaming of its loops: its loops are matched
+  through the stored index (position by position), reduction loops by trying
+  their orders; then extents, iterator kinds, the stored index and the body
+  must agree, the body as an expression tree whose `+`, `*`, `max` and `min`
+  operands are sorted (commutativity; nested chains of one of them are
+  flattened, so associativity is accepted too), whose leaves are the
+  elements read (`inp[y, x + 1]`) and constants.  Each read must also see
+  the same number of earlier writes to its buffer (dataflow order);
+- **the schedule** of each stage's last write: its loops after replaying
+  the document's directives (each loop a dimension and a step), the
+  parallel, vector and unroll marks on them, and where a fused stage sits
+  in its consumer's loops.
+
+Every difference is a `Difference` naming the stage and, for schedule
+differences, the directive (its `loc`), so that the caller can put the
+diagnostic on the document line whose intent was lost.
+"""
+
+from __future__ import annotations
+
+import difflib
+import itertools
+from dataclasses import dataclass, field
+
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, MemRefType
+from xdsl.ir import Operation, SSAValue
+from xdsl.ir.affine import (
+    AffineBinaryOpExpr,
+    AffineBinaryOpKind,
+    AffineConstantExpr,
+    AffineDimExpr,
+    AffineExpr,
+    AffineSymExpr,
+)
+
+from irkit.dialects import tensorop as t
+from irkit.kernel_abi import kernel_args, layout_order
+
+COMMUTATIVE = {"arith.addf", "arith.mulf", "arith.maximumf", "arith.minimumf", "arith.addi", "arith.muli",
+               "arith.maxsi", "arith.minsi", "arith.maxnumf", "arith.minnumf"}  # fmt: skip
+SYMBOL = {"arith.addf": "+", "arith.subf": "-", "arith.mulf": "*", "arith.divf": "/", "arith.addi": "+",
+          "arith.subi": "-", "arith.muli": "*", "arith.divsi": "/", "arith.maximumf": "max",
+          "arith.minimumf": "min", "arith.negf": "neg", "math.exp": "exp", "math.sqrt": "sqrt"}  # fmt: skip
+
+
+LOOP_MAP: dict[int, dict[str, str]] = {}  # raised generic (id) -> its loop names as the document's
+
+
+@dataclass
+class Difference:
+    """One way the generated code departs from the document."""
+
+    stage: str  # the document stage (or tensor) it concerns
+    aspect: str  # computation | tensor | schedule | layout | shape
+    message: str
+    loc: str | None = None  # "file:line:col" of the directive, when it is one
+
+
+# ---- affine text -----------------------------------------------------------------
+
+
+def affine_text(expr: AffineExpr, dims: list[str], syms: list[str]) -> str:
+    """Canonical text of an affine expression: linear terms sorted by name, then the constant."""
+    terms = _linear(expr, dims, syms)
+    if terms is None:
+        return str(expr)
+    coeffs, const = terms
+    parts: list[str] = []
+    for name in sorted(coeffs):
+        c = coeffs[name]
+        if c == 0:
+            continue
+        term = name if abs(c) == 1 else f"{abs(c)}*{name}"
+        parts.append(("- " if c < 0 else "+ ") + term)
+    if const or not parts:
+        parts.append(("- " if const < 0 else "+ ") + str(abs(const)))
+    text = " ".join(parts)
+    return text[2:] if text.startswith("+ ") else "-" + text[2:]
+
+
+def _linear(expr: AffineExpr, dims: list[str], syms: list[str]) -> tuple[dict[str, int], int] | None:
+    if isinstance(expr, AffineConstantExpr):
+        return {}, expr.value
+    if isinstance(expr, AffineDimExpr):
+        return {dims[expr.position]: 1}, 0
+    if isinstance(expr, AffineSymExpr):
+        return {syms[expr.position]: 1}, 0
+    if not isinstance(expr, AffineBinaryOpExpr):
+        return None
+    a, b = _linear(expr.lhs, dims, syms), _linear(expr.rhs, dims, syms)
+    if a is None or b is None:
+        return None
+    if expr.kind == AffineBinaryOpKind.Add:
+        out = dict(a[0])
+        for k, v in b[0].items():
+            out[k] = out.get(k, 0) + v
+        return out, a[1] + b[1]
+    if expr.kind == AffineBinaryOpKind.Mul and (not a[0] or not b[0]):
+        (vars_, c), k = (b, a[1]) if not a[0] else (a, b[1])
+        return {n: v * k for n, v in vars_.items()}, c * k
+    return None
+
+
+# ---- a kernel's writes --------------------------------------------------------------
+
+
+@dataclass
+class WriteForm:
+    """A fill or generic into one buffer, ready to compare."""
+
+    op: Operation
+    buffer: str
+    stage: str
+    reads_before: dict[str, int] = field(default_factory=dict)  # per buffer read: writes to it before this one
+
+
+@dataclass
+class KernelForm:
+    kernel: func.FuncOp
+    sizes: list[str]
+    buffer_names: dict[SSAValue, str]
+    writes: list[WriteForm]
+    temps: dict[str, t.AllocOp]
+
+
+def kernel_form(kernel: func.FuncOp) -> KernelForm:
+    sizes, tensors = kernel_args(kernel)
+    names: dict[SSAValue, str] = {x.value: x.name for x in tensors}
+    temps: dict[str, t.AllocOp] = {}
+    writes: list[WriteForm] = []
+    count: dict[str, int] = {}
+    for op in kernel.body.block.ops:
+        if isinstance(op, t.AllocOp):
+            names[op.results[0]] = op.tensor_name.data
+            temps[op.tensor_name.data] = op
+        elif isinstance(op, t.NamedTensorOp):
+            count[names[op.outs[0]]] = count.get(names[op.outs[0]], 0) + 1
+        elif isinstance(op, t.FillOp | t.GenericOp):
+            out = op.out[0] if isinstance(op, t.FillOp) else op.outs[0]
+            buf = names[out]
+            reads = [names[v] for v in op.ins] if isinstance(op, t.GenericOp) else []
+            writes.append(WriteForm(op, buf, op.stage.data, {r: count.get(r, 0) for r in reads}))
+            count[buf] = count.get(buf, 0) + 1
+    return KernelForm(kernel, [s.name for s in sizes], names, writes, temps)
+
+
+# ---- generics as text ---------------------------------------------------------------
+
+
+def _body_tree(op: t.GenericOp, operand_names: list[str], dims: list[str], syms: list[str]) -> str:
+    block = op.body.block
+    leaves: dict[SSAValue, str] = {}
+    for k, arg in enumerate(block.args):
+        if k == len(block.args) - 1:
+            leaves[arg] = "out"
+            continue
+        amap = op.maps[k]
+        index = ", ".join(affine_text(r, dims, syms) for r in amap.results)
+        leaves[arg] = f"{operand_names[k]}[{index}]"
+
+    def text(v: SSAValue) -> str:
+        if v in leaves:
+            return leaves[v]
+        owner = v.owner
+        if isinstance(owner, arith.ConstantOp):
+            value = owner.value
+            if isinstance(value, FloatAttr | IntegerAttr):
+                return _number(value.value.data)
+            return str(value)
+        assert isinstance(owner, Operation)
+        name = owner.name
+        args = [text(x) for x in owner.operands]
+        if name in COMMUTATIVE:
+            flat: list[str] = []
+            for x, sub in zip(owner.operands, args):
+                inner = x.owner
+                if isinstance(inner, Operation) and inner.name == name and x not in leaves:
+                    flat += _split_call(sub, SYMBOL.get(name, name))
+                else:
+                    flat.append(sub)
+            args = sorted(flat)
+        extra = ""
+        if isinstance(owner, arith.CmpfOp | arith.CmpiOp):
+            extra = f"<{owner.predicate.value.data}>"
+        return f"{SYMBOL.get(name, name)}{extra}({', '.join(args)})"
+
+    yielded = block.last_op
+    assert yielded is not None
+    return text(yielded.operands[0])
+
+
+def _split_call(text: str, head: str) -> list[str]:
+    """The top-level arguments of `head(a, b, ...)`."""
+    inner = text[len(head) + 1 : -1]
+    out, depth, start = [], 0, 0
+    for i, ch in enumerate(inner):
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            out.append(inner[start:i].strip())
+            start = i + 1
+    out.append(inner[start:].strip())
+    return out
+
+
+def _number(x: float | int) -> str:
+    if isinstance(x, float) and x.is_integer():
+        return str(int(x))
+    return repr(x)
+
+
+@dataclass
+class GenericText:
+    extents: list[str]
+    kinds: list[str]
+    out_index: list[str]
+    body: str
+    reads: list[str]  # the elements read, sorted
+
+
+def generic_text(op: t.GenericOp, form: KernelForm, dims: list[str]) -> GenericText:
+    """The generic with its loops called `dims` (by position)."""
+    syms = form.sizes
+    names = [form.buffer_names[v] for v in [*op.ins, *op.outs]]
+    extents = [affine_text(r, [], syms) for r in op.domain.data.results]
+    out_map = op.maps[-1]
+    out_index = [affine_text(r, dims, syms) for r in out_map.results]
+    body = _body_tree(op, names, dims, syms)
+    reads = sorted(
+        f"{names[k]}[{', '.join(affine_text(r, dims, syms) for r in op.maps[k].results)}]" for k in range(len(op.ins))
+    )
+    return GenericText(extents, op.iterator_kinds, out_index, body, reads)
+
+
+def _dim_of(expr: AffineExpr) -> int | None:
+    return expr.position if isinstance(expr, AffineDimExpr) else None
+
+
+def match_loops(doc: t.GenericOp, gen: t.GenericOp) -> list[list[int]]:
+    """Candidate assignments of the generated generic's loops to the document's (gen k -> doc m):
+    stored-to loops by their position in the stored index, the rest in every order."""
+    n = len(doc.iterator_kinds)
+    if len(gen.iterator_kinds) != n:
+        return []
+    base: dict[int, int] = {}
+    for rd, rg in zip(doc.maps[-1].results, gen.maps[-1].results):
+        a, b = _dim_of(rd), _dim_of(rg)
+        if a is not None and b is not None and b not in base and a not in base.values():
+            base[b] = a
+    rest_gen = [k for k in range(n) if k not in base]
+    rest_doc = [m for m in range(n) if m not in base.values()]
+    out = []
+    for perm in itertools.permutations(rest_doc):
+        assign = dict(base)
+        assign.update(zip(rest_gen, perm))
+        out.append([assign[k] for k in range(n)])
+        if len(out) >= 120:
+            break
+    return out
+
+
+# ---- comparing -------------------------------------------------------------------
+
+
+def compare_kernels(doc: func.FuncOp, gen: func.FuncOp) -> list[Difference]:
+    """Every difference between the document's kernel and the raised one (both tensorop, generic)."""
+    dform, gform = kernel_form(doc), kernel_form(gen)
+    diffs = _compare_tensors(dform, gform)
+    stages = {w.buffer: w.stage for w in dform.writes}
+    by_doc = _group(dform)
+    by_gen = _group(gform)
+    for buf, dwrites in by_doc.items():
+        stage = stages.get(buf, buf)
+        gwrites = by_gen.get(buf, [])
+        if not gwrites:
+            diffs.append(Difference(stage, "computation", f"the generated code never writes '{buf}'"))
+            continue
+        diffs += _compare_writes(stage, buf, dwrites, gwrites, dform, gform)
+    for buf in by_gen:
+        if buf not in by_doc:
+            diffs.append(
+                Difference(buf, "computation", f"the generated code writes '{buf}', which the document does not")
+            )
+    if not diffs:
+        diffs += compare_schedules(by_doc, by_gen)
+    return diffs
+
+
+def _group(form: KernelForm) -> dict[str, list[WriteForm]]:
+    out: dict[str, list[WriteForm]] = {}
+    for w in form.writes:
+        out.setdefault(w.buffer, []).append(w)
+    return out
+
+
+def _compare_tensors(dform: KernelForm, gform: KernelForm) -> list[Difference]:
+    diffs: list[Difference] = []
+    _, dts = kernel_args(dform.kernel)
+    _, gts = kernel_args(gform.kernel)
+    gen_by_name = {x.name: x for x in gts}
+    for d in dts:
+        g = gen_by_name.get(d.name)
+        if g is None:
+            diffs.append(Difference(d.name, "tensor", f"the generated kernel has no argument '{d.name}'"))
+            continue
+        if d.role != g.role:
+            diffs.append(
+                Difference(d.name, "tensor", f"role of {d.name}: document says {d.role}, generated code {g.role}")
+            )
+        dshape = ", ".join(affine_text(r, [], dform.sizes) for r in d.shape.results)
+        gshape = ", ".join(affine_text(r, [], gform.sizes) for r in g.shape.results)
+        if dshape != gshape:
+            diffs.append(
+                Difference(d.name, "shape", f"shape of {d.name}: document says [{dshape}], generated code [{gshape}]")
+            )
+        if d.memref.element_type != g.memref.element_type:
+            diffs.append(
+                Difference(
+                    d.name,
+                    "tensor",
+                    f"element type of {d.name}: document says {d.dtype}, generated code {g.memref.element_type}",
+                )
+            )
+        if d.order != g.order:
+            diffs.append(
+                Difference(
+                    d.name,
+                    "layout",
+                    f"layout of {d.name}: document says {_layout_name(d.order)}, generated code reads {_layout_name(g.order)}",
+                )
+            )
+        if d.align != g.align:
+            diffs.append(
+                Difference(
+                    d.name,
+                    "layout",
+                    f"alignment of {d.name}: document says {d.align}, generated code assumes {g.align}",
+                )
+            )
+    for name, dalloc in dform.temps.items():
+        galloc = gform.temps.get(name)
+        if galloc is None:
+            continue
+        dshape = ", ".join(affine_text(r, [], dform.sizes) for r in dalloc.shape.data.results)
+        gshape = ", ".join(affine_text(r, [], gform.sizes) for r in galloc.shape.data.results)
+        if dshape != gshape:
+            diffs.append(
+                Difference(
+                    name, "shape", f"temporary {name}: document's is [{dshape}], the generated code computes [{gshape}]"
+                )
+            )
+        if layout_order(dalloc.results[0].type) != layout_order(galloc.results[0].type):  # type: ignore[arg-type]
+            diffs.append(Difference(name, "layout", f"layout of temporary {name} differs"))
+    return diffs
+
+
+def _layout_name(order: list[int]) -> str:
+    if order == list(range(len(order))):
+        return "row_major"
+    if order == list(reversed(range(len(order)))):
+        return "col_major"
+    return "order [" + ", ".join(str(o) for o in order) + "]"
+
+
+def _signature(w: WriteForm) -> str:
+    if isinstance(w.op, t.FillOp):
+        return f"fill {w.op.value}"
+    return "generic " + ",".join(w.op.iterator_kinds)  # type: ignore[attr-defined]
+
+
+def _compare_writes(
+    stage: str, buf: str, dwrites: list[WriteForm], gwrites: list[WriteForm], dform: KernelForm, gform: KernelForm
+) -> list[Difference]:
+    diffs: list[Difference] = []
+    dsig, gsig = [_signature(w) for w in dwrites], [_signature(w) for w in gwrites]
+    pairs: list[tuple[WriteForm, WriteForm]] = []
+    if len(dwrites) == len(gwrites):
+        pairs = list(zip(dwrites, gwrites))
+    else:
+        matcher = difflib.SequenceMatcher(a=dsig, b=gsig, autojunk=False)
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+            if tag == "equal" or (tag == "replace" and i2 - i1 == j2 - j1):
+                pairs += list(zip(dwrites[i1:i2], gwrites[j1:j2]))
+                continue
+            for w in dwrites[i1:i2]:
+                diffs.append(
+                    Difference(
+                        stage, "computation", f"{_describe(w, dform)} of '{buf}' is missing from the generated code"
+                    )
+                )
+            for w in gwrites[j1:j2]:
+                diffs.append(
+                    Difference(
+                        stage, "computation", f"the generated code has an extra {_describe(w, gform)} of '{buf}'"
+                    )
+                )
+    for dw, gw in pairs:
+        diffs += _compare_pair(stage, buf, dw, gw, dform, gform)
+    return diffs
+
+
+def _describe(w: WriteForm, form: KernelForm) -> str:
+    if isinstance(w.op, t.FillOp):
+        value = w.op.value
+        number = _number(value.value.data) if isinstance(value, FloatAttr | IntegerAttr) else str(value)
+        return f"the initialisation to {number}"
+    return "the computation"
+
+
+def _compare_pair(
+    stage: str, buf: str, dw: WriteForm, gw: WriteForm, dform: KernelForm, gform: KernelForm
+) -> list[Difference]:
+    if isinstance(dw.op, t.FillOp) or isinstance(gw.op, t.FillOp):
+        if isinstance(dw.op, t.FillOp) and isinstance(gw.op, t.FillOp):
+            if dw.op.value != gw.op.value:
+                return [
+                    Difference(
+                        stage,
+                        "computation",
+                        f"{buf} starts at {_describe(dw, dform)[22:]} in the document, at {_describe(gw, gform)[22:]} in the generated code",
+                    )
+                ]
+            return []
+        return [
+            Difference(
+                stage,
+                "computation",
+                f"'{buf}': the document has {_describe(dw, dform)}, the generated code {_describe(gw, gform)}",
+            )
+        ]
+    dop, gop = dw.op, gw.op
+    assert isinstance(dop, t.GenericOp) and isinstance(gop, t.GenericOp)
+    dnames = [n.data for n in dop.loop_names.data]
+    dtext = generic_text(dop, dform, dnames)
+    if len(dop.iterator_kinds) != len(gop.iterator_kinds):
+        gnames = [n.data for n in gop.loop_names.data]
+        return [
+            Difference(
+                stage,
+                "computation",
+                f"'{buf}' is computed over {len(dnames)} loops ({', '.join(dnames)}) in the document, {len(gnames)} ({', '.join(gnames)}) in the generated code",
+            )
+        ]
+    best: tuple[int, GenericText, list[str]] | None = None
+    for assign in match_loops(dop, gop):
+        names = [dnames[m] for m in assign]
+        gtext = generic_text(gop, gform, names)
+        score = _score(dtext, gtext)
+        if best is None or score < best[0]:
+            best = (score, gtext, names)
+        if score == 0:
+            break
+    assert best is not None
+    gnames = [n.data for n in gop.loop_names.data]
+    LOOP_MAP[id(gop)] = dict(zip(gnames, best[2]))
+    diffs = _explain(stage, buf, dnames, dtext, best[1])
+    if dw.reads_before != gw.reads_before and not diffs:
+        diffs.append(
+            Difference(
+                stage, "computation", f"'{buf}' is computed before the data it reads is ready (order of stages changed)"
+            )
+        )
+    return diffs
+
+
+def _score(a: GenericText, b: GenericText) -> int:
+    return (
+        sum(x != y for x, y in zip(a.extents, b.extents))
+        + sum(x != y for x, y in zip(a.kinds, b.kinds))
+        + sum(x != y for x, y in zip(a.out_index, b.out_index))
+        + len(set(a.reads) ^ set(b.reads))
+        + (a.body != b.body)
+    )
+
+
+def _explain(stage: str, buf: str, names: list[str], d: GenericText, g: GenericText) -> list[Difference]:
+    out: list[Difference] = []
+    for name, a, b in zip(names, d.extents, g.extents):
+        if a != b:
+            out.append(
+                Difference(
+                    stage, "computation", f"loop {name} of '{buf}': document runs it over {a}, generated code over {b}"
+                )
+            )
+    for name, a, b in zip(names, d.kinds, g.kinds):
+        if a != b:
+            out.append(
+                Difference(
+                    stage,
+                    "computation",
+                    f"loop {name} of '{buf}' is a {a} loop in the document, a {b} loop in the generated code",
+                )
+            )
+    if d.out_index != g.out_index:
+        out.append(
+            Difference(
+                stage,
+                "computation",
+                f"document writes {buf}[{', '.join(d.out_index)}], generated code writes {buf}[{', '.join(g.out_index)}]",
+            )
+        )
+    missing = [r for r in d.reads if r not in g.reads]
+    extra = [r for r in g.reads if r not in d.reads]
+    for a, b in itertools.zip_longest(missing, extra):
+        if a and b:
+            out.append(Difference(stage, "computation", f"document reads {a}, generated code reads {b}"))
+        elif a:
+            out.append(Difference(stage, "computation", f"document reads {a}, generated code does not"))
+        else:
+            out.append(Difference(stage, "computation", f"generated code reads {b}, document does not"))
+    if not out and d.body != g.body:
+        out.append(Difference(stage, "computation", f"document computes {d.body}, generated code computes {g.body}"))
+    return out
+
+
+def memref_rank(t_: MemRefType) -> int:
+    return len(t_.get_shape())
+
+
+# ---- schedules --------------------------------------------------------------------
+
+
+@dataclass
+class Nest:
+    """A stage's loops after its directives: (dimension, step) per loop, outermost first, and marks."""
+
+    loops: list[list]  # [name, dimension, step]
+    marks: dict[str, dict[str, object]]  # loop name -> parallel / vector / unroll
+    where: tuple[str, str] | None  # compute_at (stage, loop)
+    locs: dict[str, str]  # what directive made what: "split:y", "parallel:yo", "reorder", "compute_at" -> loc
+
+    def key(self, name: str) -> tuple[str, int] | None:
+        for loop in self.loops:
+            if loop[0] == name:
+                return loop[1], loop[2]
+        return None
+
+    def name_of(self, key: tuple[str, int]) -> str | None:
+        for loop in self.loops:
+            if (loop[1], loop[2]) == key:
+                return loop[0]
+        return None
+
+
+def _value(attr):
+    data = getattr(attr, "data", attr)
+    if isinstance(attr, IntegerAttr):
+        return attr.value.data
+    if hasattr(attr, "get_values"):
+        return list(attr.get_values())
+    if isinstance(data, tuple | list):
+        return [_value(x) for x in data]
+    return data
+
+
+def replay(op: t.GenericOp, rename: dict[str, str] | None = None) -> Nest:
+    """The loops a generic's `schedule` makes from its domain (names mapped through `rename`)."""
+    rename = rename or {}
+    loops: list[list] = [[n.data, rename.get(n.data, n.data), 1] for n in op.loop_names.data]
+    nest = Nest(loops, {}, None, {})
+    rows = op.schedule.data if op.schedule is not None else ()
+    for row in rows:
+        entry = {k: _value(v) for k, v in row.data.items()}  # type: ignore[attr-defined]
+        kind, loc = entry.get("kind"), entry.get("loc")
+        names = [x[0] for x in nest.loops]
+        if kind == "split" and entry["loop"] in names:
+            pos = names.index(entry["loop"])
+            root = nest.loops[pos][1]
+            nest.loops[pos : pos + 1] = [[entry["outer"], root, entry["factor"]], [entry["inner"], root, 1]]
+            nest.locs[f"split:{root}"] = loc
+        elif kind == "tile" and all(x in names for x in entry["loops"]):
+            pos = min(names.index(x) for x in entry["loops"])
+            roots = [nest.loops[names.index(x)][1] for x in entry["loops"]]
+            nest.loops = [x for x in nest.loops if x[0] not in entry["loops"]]
+            new = [[o, r, f] for o, r, f in zip(entry["outer"], roots, entry["factors"])]
+            new += [[i, r, 1] for i, r in zip(entry["inner"], roots)]
+            nest.loops[pos:pos] = new
+            for r in roots:
+                nest.locs[f"split:{r}"] = loc
+        elif kind == "reorder" and all(x in names for x in entry["loops"]):
+            positions = sorted(names.index(x) for x in entry["loops"])
+            by_name = {x[0]: x for x in nest.loops}
+            for p, x in zip(positions, entry["loops"]):
+                nest.loops[p] = by_name[x]
+            nest.locs["reorder"] = loc
+        elif kind in ("parallel", "vectorize", "unroll"):
+            mark = {"parallel": True, "vectorize": entry.get("width", True), "unroll": entry.get("factor")}[kind]
+            nest.marks.setdefault(entry["loop"], {})[kind] = mark
+            nest.locs[f"{kind}:{entry['loop']}"] = loc
+        elif kind == "compute_at":
+            nest.where = (entry["stage"], entry["loop"])
+            nest.locs["compute_at"] = loc
+    return nest
+
+
+def _last_generic(writes: list[WriteForm]) -> t.GenericOp | None:
+    for w in reversed(writes):
+        if isinstance(w.op, t.GenericOp):
+            return w.op
+    return None
+
+
+def _label(key: tuple[str, int], nest: Nest) -> str:
+    name = nest.name_of(key)
+    return name if name else f"{key[0]} (step {key[1]})"
+
+
+def compare_schedules(by_doc: dict[str, list[WriteForm]], by_gen: dict[str, list[WriteForm]]) -> list[Difference]:
+    """Each document stage's loops, marks and placement against the raised stage's."""
+    diffs: list[Difference] = []
+    nests: dict[str, tuple[Nest, Nest]] = {}
+    for buf, dwrites in by_doc.items():
+        if not dwrites or dwrites[-1].stage != buf:
+            continue  # temporaries of a named operation follow their stage's schedule
+        dop, gop = _last_generic(dwrites), _last_generic(by_gen.get(buf, []))
+        if dop is None or gop is None:
+            continue
+        nests[buf] = (replay(dop), replay(gop, LOOP_MAP.get(id(gop), {})))
+    for buf, (dn, gn) in nests.items():
+        diffs += _compare_nest(buf, dn, gn, nests)
+    return diffs
+
+
+def _compare_nest(stage: str, dn: Nest, gn: Nest, nests: dict[str, tuple[Nest, Nest]]) -> list[Difference]:
+    out: list[Difference] = []
+    dkeys = [(x[1], x[2]) for x in dn.loops]
+    gkeys = [(x[1], x[2]) for x in gn.loops]
+    for root in dict.fromkeys(k[0] for k in dkeys + gkeys):
+        dsteps = sorted((s for r, s in dkeys if r == root), reverse=True)
+        gsteps = sorted((s for r, s in gkeys if r == root), reverse=True)
+        if dsteps == gsteps:
+            continue
+        dsplit = " then ".join(str(s) for s in dsteps if s > 1) or "nothing"
+        gsplit = " then ".join(str(s) for s in gsteps if s > 1) or "nothing"
+        what = f"schedule of {stage}: document splits {root} by {dsplit}, generated code by {gsplit}"
+        if dsplit == "nothing":
+            what = f"schedule of {stage}: generated code splits {root} by {gsplit}, the document does not split it"
+        elif gsplit == "nothing":
+            what = f"schedule of {stage}: document splits {root} by {dsplit}, generated code does not split it"
+        out.append(Difference(stage, "schedule", what, dn.locs.get(f"split:{root}")))
+    if out:
+        return out
+    if dkeys != gkeys:
+        order_d = ", ".join(x[0] for x in dn.loops)
+        order_g = ", ".join(_label(k, dn) for k in gkeys)
+        loc = dn.locs.get("reorder") or next(iter(dn.locs.values()), None)
+        out.append(
+            Difference(
+                stage, "schedule", f"loop order of {stage}: document runs {order_d}; generated code {order_g}", loc
+            )
+        )
+        return out
+    for (name, _, _), (gname, _, _) in zip(dn.loops, gn.loops):
+        dm, gm = dn.marks.get(name, {}), gn.marks.get(gname, {})
+        for kind, verb in (("parallel", "in parallel"), ("vectorize", "vectorized"), ("unroll", "unrolled")):
+            a, b = dm.get(kind), gm.get(kind)
+            if a == b:
+                continue
+            loc = dn.locs.get(f"{kind}:{name}")
+            if a and not b:
+                out.append(
+                    Difference(
+                        stage,
+                        "schedule",
+                        f"schedule of {stage}: document runs {name} {verb}, generated code does not",
+                        loc,
+                    )
+                )
+            elif b and not a:
+                out.append(
+                    Difference(
+                        stage,
+                        "schedule",
+                        f"schedule of {stage}: generated code runs {name} {verb}, the document does not",
+                    )
+                )
+            else:
+                out.append(
+                    Difference(
+                        stage,
+                        "schedule",
+                        f"schedule of {stage}: document runs {name} {verb} by {a}, generated code by {b}",
+                        loc,
+                    )
+                )
+    out += _compare_placement(stage, dn, gn, nests)
+    return out
+
+
+def _compare_placement(stage: str, dn: Nest, gn: Nest, nests: dict[str, tuple[Nest, Nest]]) -> list[Difference]:
+    def where(nest: Nest, side: int) -> tuple[str, tuple[str, int] | None] | None:
+        if nest.where is None:
+            return None
+        consumer, loop = nest.where
+        pair = nests.get(consumer)
+        return consumer, (pair[side].key(loop) if pair else None)
+
+    a, b = where(dn, 0), where(gn, 1)
+    if a == b:
+        return []
+    text_a = f"at {a[0]}.{dn.where[1]}" if a and dn.where else "at the root"
+    if b and gn.where:
+        consumer = nests.get(b[0])
+        label = _label(b[1], consumer[0]) if consumer and b[1] else gn.where[1]
+        text_b = f"at {b[0]}.{label}"
+    else:
+        text_b = "at the root"
+    return [
+        Difference(
+            stage,
+            "schedule",
+            f"schedule of {stage}: document computes it {text_a}, generated code {text_b}",
+            dn.locs.get("compute_at"),
+        )
+    ]

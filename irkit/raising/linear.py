@@ -1,0 +1,115 @@
+"""Affine index expressions as linear forms over SSA values, for raising.
+
+Raising reads loop bounds and access indices, which the `loop` dialect
+stores as affine maps applied to operands (loop variables and kernel
+sizes).  Comparing and rewriting them is easiest as a linear form: a
+mapping from each SSA value to its integer coefficient, plus a constant.
+Anything that is not linear (`floordiv`, `ceildiv`, `mod`, a product of two
+variables) has no linear form; the raising pass then says plainly that it
+cannot raise that loop or access.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from xdsl.ir import SSAValue
+from xdsl.ir.affine import (
+    AffineBinaryOpExpr,
+    AffineBinaryOpKind,
+    AffineConstantExpr,
+    AffineDimExpr,
+    AffineExpr,
+    AffineMap,
+    AffineSymExpr,
+)
+
+
+class Linear:
+    """`sum(coeff[v] * v) + const` over SSA values; immutable by convention."""
+
+    __slots__ = ("coeffs", "const")
+
+    def __init__(self, coeffs: dict[SSAValue, int] | None = None, const: int = 0):
+        self.coeffs = {v: c for v, c in (coeffs or {}).items() if c != 0}
+        self.const = const
+
+    @staticmethod
+    def of(value: SSAValue) -> Linear:
+        return Linear({value: 1})
+
+    def __add__(self, other: Linear) -> Linear:
+        out = dict(self.coeffs)
+        for v, c in other.coeffs.items():
+            out[v] = out.get(v, 0) + c
+        return Linear(out, self.const + other.const)
+
+    def __sub__(self, other: Linear) -> Linear:
+        return self + other.scale(-1)
+
+    def scale(self, k: int) -> Linear:
+        return Linear({v: c * k for v, c in self.coeffs.items()}, self.const * k)
+
+    def vars(self) -> set[SSAValue]:
+        return set(self.coeffs)
+
+    def without(self, drop: Iterable[SSAValue]) -> Linear:
+        """The form with the terms of `drop` removed (the constant kept)."""
+        dropped = set(drop)
+        return Linear({v: c for v, c in self.coeffs.items() if v not in dropped}, self.const)
+
+    def only(self, keep: Iterable[SSAValue]) -> Linear:
+        """The terms of `keep` alone, no constant."""
+        kept = set(keep)
+        return Linear({v: c for v, c in self.coeffs.items() if v in kept}, 0)
+
+    def is_var(self, value: SSAValue) -> bool:
+        return self.const == 0 and self.coeffs == {value: 1}
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Linear) and self.coeffs == other.coeffs and self.const == other.const
+
+    def __hash__(self) -> int:
+        return hash((frozenset(self.coeffs.items()), self.const))
+
+    def text(self, names: dict[SSAValue, str]) -> str:
+        """Canonical text (`H + 2`, `x - xo`, `2*k + 1`), variables in name order."""
+        parts: list[str] = []
+        for v, c in sorted(self.coeffs.items(), key=lambda vc: names.get(vc[0], "?")):
+            name = names.get(v, "?")
+            term = name if abs(c) == 1 else f"{abs(c)}*{name}"
+            parts.append(("- " if c < 0 else "+ ") + term)
+        if self.const or not parts:
+            parts.append(("- " if self.const < 0 else "+ ") + str(abs(self.const)))
+        text = " ".join(parts)
+        return text[2:] if text.startswith("+ ") else "-" + text[2:]
+
+
+def linear_of(expr: AffineExpr, dims: Sequence[Linear], syms: Sequence[Linear] = ()) -> Linear | None:
+    """The linear form of an affine expression whose dimensions are `dims`; None if not linear."""
+    if isinstance(expr, AffineConstantExpr):
+        return Linear({}, expr.value)
+    if isinstance(expr, AffineDimExpr):
+        return dims[expr.position]
+    if isinstance(expr, AffineSymExpr):
+        return syms[expr.position] if expr.position < len(syms) else None
+    if not isinstance(expr, AffineBinaryOpExpr):
+        return None
+    lhs = linear_of(expr.lhs, dims, syms)
+    rhs = linear_of(expr.rhs, dims, syms)
+    if lhs is None or rhs is None:
+        return None
+    if expr.kind == AffineBinaryOpKind.Add:
+        return lhs + rhs
+    if expr.kind == AffineBinaryOpKind.Mul:
+        if not rhs.coeffs:
+            return lhs.scale(rhs.const)
+        if not lhs.coeffs:
+            return rhs.scale(lhs.const)
+    return None
+
+
+def map_results(amap: AffineMap, operands: Sequence[SSAValue]) -> list[Linear | None]:
+    """Each result of `amap` applied to `operands` (the map's dimensions), as a linear form."""
+    dims = [Linear.of(v) for v in operands]
+    return [linear_of(r, dims) for r in amap.results]

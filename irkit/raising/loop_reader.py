@@ -1,0 +1,427 @@
+"""Reading a loop-level kernel back into statements: what each store computes, over which domain.
+
+This is the structural half of `raise-loop`.  It reads only what the IR
+says -- loop bounds and steps, the schedule facts of loops (`parallel`,
+`vector`, `unroll`), access maps, buffer allocations and the scalar ops of
+bodies -- never the provenance attributes (`stage`, `origin`), which may
+name or locate things but decide nothing.  Loop names are used only to
+name the raised loops.
+
+The patterns it undoes, and how it recognises them from structure:
+
+- **split / tile**: a loop `T` of step `F > 1` whose variable is the lower
+  bound of an inner loop that runs `[T, min(T + F, ...))`: the inner loop
+  walks the same dimension, the tile `T` only bounds it.  Nested splits
+  chain (`jo` step 512 > `jr` step 16 > `jv`).  An inner window that does
+  not match its tile's step (gaps or overlaps) is reported.
+- **point loops** (step 1) are the dimensions of a statement: the loops
+  whose variables appear in its (resolved) indices.  A dimension's extent is
+  its upper bound with the tile terms removed: `min(yo + 32, H)` is `H`.
+- **compute_at**: a producer's loops nested in a consumer's loop, writing a
+  temporary allocated inside that loop at indices relative to the tile
+  (`bx[y - yo, x - xo]`).  Each temporary's *origin* is read off its stores
+  (index = own point loops - origin) and added back to every access, so
+  `bx[yi - yo + 1, xi - xo]` reads `bx[yi + 1, xi]` of the whole tensor.
+- **reductions**: a store of `combine(load of the same element, value)`
+  where some dimension does not index the stored element.
+
+What it does not undo yet (a clear error, never a guess): register tiles of
+`unroll_jam` (`loop.local`), packed copies of inputs (`pack`), and loops
+whose bounds are not linear (the tails of register blocks).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr
+from xdsl.ir import Operation, SSAValue
+
+from irkit.dialects import loop as lp
+from irkit.kernel_abi import kernel_args
+from irkit.raising.linear import Linear, map_results
+
+
+class RaiseError(Exception):
+    """The loop IR has a construct raising cannot undo (or is inconsistent); `op` locates it."""
+
+    def __init__(self, message: str, op: Operation | None = None):
+        super().__init__(message)
+        self.op = op
+
+
+@dataclass
+class LoopFacts:
+    """One loop of the IR, as raising sees it."""
+
+    op: lp.ForOp
+    name: str
+    step: int
+    lower: list[Linear]
+    upper: list[Linear]
+    parallel: bool
+    vector: int | None
+    unroll: int | None
+    parent: LoopFacts | None
+
+    @property
+    def var(self) -> SSAValue:
+        return self.op.induction_var
+
+
+@dataclass
+class Buffer:
+    """A tensor of the kernel (argument) or a temporary (`loop.alloc`)."""
+
+    name: str
+    value: SSAValue
+    rank: int
+    temp: bool
+    alloc: lp.AllocOp | None = None
+    origin: list[Linear] | None = None  # added to every access (tile-relative temporaries)
+
+
+@dataclass
+class Dim:
+    """A dimension of a statement: a point loop and the tile loops that split it, outermost first."""
+
+    var: SSAValue
+    name: str
+    extent: Linear  # over the size arguments
+    chain: list[LoopFacts]  # tile loops then the point loop
+
+
+@dataclass
+class Access:
+    buffer: Buffer
+    index: list[Linear]  # over the statement's dimension variables (and sizes)
+    op: Operation
+
+
+@dataclass
+class Write:
+    """One store op of the kernel, raised: `buffer[index] (=|combine=) body(loads)` over `dims`."""
+
+    buffer: Buffer
+    store: lp.StoreOp
+    dims: list[Dim]
+    index: list[Linear]
+    loads: list[Access]
+    combiner: str | None  # "add", "max", ... when the store accumulates into the element it reads
+    accumulator: lp.LoadOp | None  # a load of the element being stored (the generic's output argument)
+    body: list[Operation]  # the scalar ops from the loads to the stored value, in order
+    constant: Operation | None  # the stored value when it is a constant (a fill)
+    loops: list[LoopFacts]  # every loop enclosing the store, outermost first
+
+    @property
+    def reductions(self) -> list[Dim]:
+        used = set().union(*(i.vars() for i in self.index)) if self.index else set()
+        return [d for d in self.dims if d.var not in used]
+
+
+COMBINERS = {"arith.addf": "add", "arith.addi": "add", "arith.maximumf": "max", "arith.minimumf": "min",
+             "arith.mulf": "mul", "arith.maxsi": "max", "arith.minsi": "min", "arith.muli": "mul"}  # fmt: skip
+
+
+@dataclass
+class KernelReading:
+    """Everything `raise-loop` needs from one kernel function."""
+
+    kernel: func.FuncOp
+    sizes: dict[SSAValue, str]
+    buffers: dict[SSAValue, Buffer]
+    writes: list[Write] = field(default_factory=list)
+    loops: dict[lp.ForOp, LoopFacts] = field(default_factory=dict)
+    owner: dict[lp.ForOp, SSAValue] = field(default_factory=dict)  # the buffer of the last store inside
+
+    def names(self) -> dict[SSAValue, str]:
+        """Names of sizes and loop variables, for text."""
+        out = dict(self.sizes)
+        for facts in self.loops.values():
+            out[facts.var] = facts.name
+        return out
+
+
+def read_kernel(kernel: func.FuncOp) -> KernelReading:
+    """Read every store of `kernel` into a `Write`; raises `RaiseError` on what cannot be raised."""
+    sizes, tensors = kernel_args(kernel)
+    reading = KernelReading(kernel, {s.value: s.name for s in sizes}, {})
+    for t in tensors:
+        reading.buffers[t.value] = Buffer(t.name, t.value, len(t.memref.get_shape()), temp=False)
+    for op in kernel.body.walk():
+        if isinstance(op, lp.LocalOp):
+            raise RaiseError(
+                f"cannot raise register tile '{op.tensor_name.data}' (loop.local, from unroll_jam): "
+                "raising register tiles is not built yet",
+                op,
+            )
+        if isinstance(op, lp.AllocOp):
+            reading.buffers[op.results[0]] = Buffer(
+                op.tensor_name.data, op.results[0], len(op.results[0].type.get_shape()), temp=True, alloc=op
+            )
+        if isinstance(op, lp.ForOp):
+            reading.loops[op] = _loop_facts(op, reading)
+    for loop_op in reading.loops:
+        last = None
+        for op in loop_op.walk():
+            if isinstance(op, lp.StoreOp):
+                last = op.memref
+        if last is not None:
+            reading.owner[loop_op] = last
+    for buf in reading.buffers.values():
+        if buf.temp:
+            buf.origin = _origin(buf, reading)
+    for op in kernel.body.walk():
+        if isinstance(op, lp.StoreOp):
+            reading.writes.append(_write(op, reading))
+    return reading
+
+
+# ---- loops -----------------------------------------------------------------
+
+
+def _loop_facts(op: lp.ForOp, reading: KernelReading) -> LoopFacts:
+    lower = map_results(op.lower.data, list(op.lower_operands))
+    upper = map_results(op.upper.data, list(op.upper_operands))
+    name = op.loop_name.data
+    if any(x is None for x in lower) or any(x is None for x in upper):
+        raise RaiseError(f"cannot raise loop '{name}': its bounds are not linear (a tail of a register block?)", op)
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, lp.ForOp):
+        parent = parent.parent_op()
+    return LoopFacts(
+        op,
+        name,
+        op.step_value,
+        lower,  # type: ignore[arg-type]
+        upper,  # type: ignore[arg-type]
+        op.parallel is not None,
+        op.vector.value.data if op.vector is not None else None,
+        op.unroll.value.data if op.unroll is not None else None,
+        reading.loops.get(parent) if isinstance(parent, lp.ForOp) else None,
+    )
+
+
+def enclosing(op: Operation, reading: KernelReading) -> list[LoopFacts]:
+    """The loops around `op`, outermost first."""
+    out: list[LoopFacts] = []
+    parent = op.parent_op()
+    while parent is not None:
+        if isinstance(parent, lp.ForOp):
+            out.append(reading.loops[parent])
+        parent = parent.parent_op()
+    return out[::-1]
+
+
+def extent_of(facts: LoopFacts, reading: KernelReading) -> tuple[Linear, list[LoopFacts]]:
+    """The extent of the dimension a point (or tile) loop walks, over the sizes, and the loops of
+    its own stage that split it (outermost first, ending with `facts`).
+
+    The lower bound is 0, or an enclosing loop's variable `T`:
+    - `T` of the same stage with step `F` (a split): the loop must run the window
+      `[T, T + F)`, and the dimension is `T`'s;
+    - `T` of another stage (compute_at): the loop runs a window of the producer's
+      dimension, whose extent is the size-only upper bound, or `T`'s extent widened
+      by the window.
+    """
+    size_vars = set(reading.sizes)
+    if len(facts.lower) != 1:
+        raise RaiseError(f"cannot raise loop '{facts.name}': its lower bound is a maximum", facts.op)
+    lower = facts.lower[0]
+    free = [u for u in facts.upper if u.vars() <= size_vars]
+    if lower == Linear():
+        if len(free) != 1:
+            raise RaiseError(f"cannot raise loop '{facts.name}': no single size-only upper bound", facts.op)
+        return free[0], [facts]
+    outer = _var_loop(lower, reading)
+    if outer is None:
+        raise RaiseError(f"cannot raise loop '{facts.name}': lower bound is not 0 or an outer loop", facts.op)
+    outer_extent, outer_chain = extent_of(outer, reading)
+    windows = [(u - lower).const for u in facts.upper if not (u - lower).vars()]
+    width = min(windows) if windows else None
+    if reading.owner.get(outer.op) is reading.owner.get(facts.op):  # a split of this stage's dimension
+        if width != outer.step:
+            got = width if width is not None else "an unbounded window"
+            raise RaiseError(
+                f"loop '{facts.name}' runs {got} iterations from tile loop '{outer.name}', whose step is "
+                f"{outer.step}: the split leaves gaps or overlaps",
+                facts.op,
+            )
+        if len(free) > 1 or (free and free[0] != outer_extent):
+            raise RaiseError(
+                f"loop '{facts.name}' is bounded by {free[0].text(reading.names())}, its tile loop "
+                f"'{outer.name}' by {outer_extent.text(reading.names())}",
+                facts.op,
+            )
+        return outer_extent, outer_chain + [facts]
+    if len(free) == 1:  # compute_at: the producer's whole dimension bounds the window
+        return free[0], [facts]
+    if width is None:
+        raise RaiseError(f"cannot raise loop '{facts.name}': its window has no constant width", facts.op)
+    return outer_extent + Linear({}, width - outer.step), [facts]
+
+
+def _var_loop(form: Linear, reading: KernelReading) -> LoopFacts | None:
+    if form.const != 0 or len(form.coeffs) != 1:
+        return None
+    ((var, coeff),) = form.coeffs.items()
+    if coeff != 1:
+        return None
+    for facts in reading.loops.values():
+        if facts.var is var:
+            return facts
+    return None
+
+
+# ---- temporaries relative to a tile ----------------------------------------
+
+
+def _origin(buf: Buffer, reading: KernelReading) -> list[Linear]:
+    """The offset of a temporary's indices from the whole tensor's, per dimension.
+
+    A temporary allocated inside loops holds one tile; its stores index it as
+    `own point loops - origin`, the origin made of tile loops and loops around
+    the allocation.  Every store must agree; a temporary written nowhere, or
+    at an index with no point loop of its own, has origin 0.
+    """
+    zero = [Linear() for _ in range(buf.rank)]
+    if buf.alloc is None:
+        return zero
+    around = {f.var for f in enclosing(buf.alloc, reading)}
+    found: list[Linear] | None = None
+    for use in buf.value.uses:
+        st = use.operation
+        if not isinstance(st, lp.StoreOp) or st.memref is not buf.value:
+            continue
+        index = map_results(st.map.data, list(st.indices))
+        if any(i is None for i in index):
+            raise RaiseError(f"cannot raise the store to '{buf.name}': its index is not linear", st)
+        origin = []
+        for i in index:
+            assert i is not None
+            own = [v for v in i.vars() if _is_own_point(v, around, reading)]
+            origin.append(i.only(own) - i)
+        if found is None:
+            found = origin
+        elif found != origin:
+            raise RaiseError(f"stores to temporary '{buf.name}' disagree on which tile they hold", st)
+    if found is None and any(isinstance(u.operation, lp.LoadOp) for u in buf.value.uses):
+        raise RaiseError(
+            f"the generated code reads temporary '{buf.name}' but never writes it (a stage was dropped?)", buf.alloc
+        )
+    if found is not None and any(o.coeffs or o.const for o in found):
+        for o, i in zip(found, range(buf.rank)):
+            if any(abs(c) != 1 for c in o.coeffs.values()):
+                raise RaiseError(
+                    f"cannot raise temporary '{buf.name}': dimension {i} is written at a scaled index "
+                    "(a packed copy?); raising packs is not built yet",
+                    buf.alloc,
+                )
+    return found if found is not None else zero
+
+
+def _is_own_point(var: SSAValue, around: set[SSAValue], reading: KernelReading) -> bool:
+    if var in around or var in reading.sizes:
+        return False
+    for facts in reading.loops.values():
+        if facts.var is var:
+            return facts.step == 1
+    return False
+
+
+# ---- stores ----------------------------------------------------------------
+
+
+def _resolved(buf: Buffer, amap, operands, op: Operation) -> list[Linear]:
+    index = map_results(amap, operands)
+    if any(i is None for i in index):
+        raise RaiseError(f"cannot raise an access to '{buf.name}': its index is not linear", op)
+    origin = buf.origin or [Linear() for _ in index]
+    return [i + o for i, o in zip(index, origin)]  # type: ignore[operator]
+
+
+def _write(st: lp.StoreOp, reading: KernelReading) -> Write:
+    buf = reading.buffers.get(st.memref)
+    if buf is None:
+        raise RaiseError("cannot raise a store to a buffer that is neither a tensor nor a temporary", st)
+    loops = enclosing(st, reading)
+    index = _resolved(buf, st.map.data, list(st.indices), st)
+    body, loads, constant = _value_tree(st.value, st, reading)
+    accumulator, combiner = None, None
+    for a in loads:  # a read of the element being stored is the body's output argument
+        if a.buffer is buf and a.index == index and isinstance(a.op, lp.LoadOp):
+            accumulator = a.op
+            break
+    value_op = st.value.owner
+    if accumulator is not None and isinstance(value_op, Operation) and value_op.name in COMBINERS:
+        if any(operand.owner is accumulator for operand in value_op.operands):
+            combiner = COMBINERS[value_op.name]
+    used: set[SSAValue] = set()
+    for i in index:
+        used |= i.vars()
+    for a in loads:
+        for i in a.index:
+            used |= i.vars()
+    dims: list[Dim] = []
+    for facts in loops:
+        if facts.step != 1 or facts.var not in used:
+            continue
+        extent, chain = extent_of(facts, reading)
+        dims.append(Dim(facts.var, facts.name, extent, chain))
+    stray = used - {d.var for d in dims} - set(reading.sizes)
+    if stray:
+        names = reading.names()
+        raise RaiseError(
+            f"cannot raise the store to '{buf.name}': its indices use loop variables that are not "
+            f"point loops ({', '.join(sorted(names.get(v, '?') for v in stray))})",
+            st,
+        )
+    return Write(buf, st, dims, index, loads, combiner, accumulator, body, constant, loops)
+
+
+def _value_tree(
+    value: SSAValue, st: lp.StoreOp, reading: KernelReading
+) -> tuple[list[Operation], list[Access], Operation | None]:
+    """The scalar ops computing `value` (in program order) and the loads they read."""
+    seen: set[Operation] = set()
+    ops: list[Operation] = []
+    loads: list[Access] = []
+
+    def visit(v: SSAValue) -> None:
+        owner = v.owner
+        if not isinstance(owner, Operation) or owner in seen:
+            return
+        seen.add(owner)
+        if isinstance(owner, lp.LoadOp):
+            buf = reading.buffers.get(owner.memref)
+            if buf is None:
+                raise RaiseError("cannot raise a load from a buffer that is neither a tensor nor a temporary", owner)
+            loads.append(Access(buf, _resolved(buf, owner.map.data, list(owner.indices), owner), owner))
+            return
+        if isinstance(owner, lp.ForOp):
+            raise RaiseError("cannot raise a value computed by a loop", owner)
+        for operand in owner.operands:
+            visit(operand)
+        ops.append(owner)
+
+    visit(value)
+    ops.sort(key=lambda o: _position(o))
+    loads.sort(key=lambda a: _position(a.op))
+    constant = value.owner if isinstance(value.owner, arith.ConstantOp) else None
+    if constant is not None and not isinstance(constant.value, FloatAttr | IntegerAttr):
+        constant = None
+    return ops, loads, constant
+
+
+def _position(op: Operation) -> tuple[int, ...]:
+    """Program order of ops in one kernel: the path of block positions from the function."""
+    path: list[int] = []
+    cur: Operation | None = op
+    while cur is not None and not isinstance(cur, func.FuncOp):
+        block = cur.parent_block()
+        if block is None:
+            break
+        path.append(block.get_operation_index(cur))
+        cur = block.parent_op()
+    return tuple(reversed(path))

@@ -1,0 +1,193 @@
+"""Building the tensorop kernel a loop kernel implements, from `loop_reader`'s reading.
+
+Each store becomes one tensorop op, in program order: a store of a constant
+over a whole buffer is `tensorop.fill`; any other store is a
+`tensorop.generic` whose domain is the store's dimensions (the point loops
+its indices use: stored-to dimensions first, in index order, then the
+reduction dimensions in nesting order), whose indexing maps are the
+resolved accesses, and whose body is the scalar ops between the loads and
+the stored value.  A load of the element being stored into a combiner op
+(`addf`, `maximumf`, ...) becomes the body's output argument, as in
+`linalg.generic`.  Temporaries become `tensorop.alloc` of their whole
+shape (a tile-sized temporary of a fused stage is raised to the whole
+tensor).  The recovered schedule rides along in each generic's `schedule`
+property.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    AffineMapAttr,
+    ArrayAttr,
+    DenseArrayBase,
+    DictionaryAttr,
+    IntegerAttr,
+    MemRefType,
+    StringAttr,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.ir.affine import AffineExpr, AffineMap
+
+from irkit.dialects import tensorop as t
+from irkit.raising.linear import Linear
+from irkit.raising.loop_reader import Buffer, KernelReading, RaiseError, Write, read_kernel
+from irkit.raising.schedule_of import dim_name, schedule_of
+
+
+def raise_kernel(kernel: func.FuncOp) -> func.FuncOp:
+    """A tensorop kernel computing what the loop kernel `kernel` computes (same signature)."""
+    reading = read_kernel(kernel)
+    sizes = list(reading.sizes)
+    new = func.FuncOp(kernel.sym_name.data, kernel.function_type, Region(Block(arg_types=kernel.function_type.inputs)))
+    new.arg_attrs = kernel.arg_attrs
+    for key, value in kernel.attributes.items():
+        if key not in ("sym_name", "function_type", "arg_attrs"):
+            new.attributes[key] = value
+    block = new.body.block
+    old_args = list(kernel.body.block.args)
+    remap: dict[SSAValue, SSAValue] = dict(zip(old_args, block.args))
+    for buf in reading.buffers.values():
+        if buf.temp:
+            alloc = _alloc(buf, reading, [remap[s] for s in sizes])
+            block.add_op(alloc)
+            remap[buf.value] = alloc.results[0]
+    for write in reading.writes:
+        block.add_op(_tensor_op(write, reading, remap, sizes))
+    block.add_op(func.ReturnOp())
+    return new
+
+
+def _size_expr(form: Linear, sizes: list[SSAValue]) -> AffineExpr:
+    expr = AffineExpr.constant(form.const)
+    for v, c in form.coeffs.items():
+        expr = expr + AffineExpr.symbol(sizes.index(v)) * c
+    return expr
+
+
+def _alloc(buf: Buffer, reading: KernelReading, size_args: list[SSAValue]) -> t.AllocOp:
+    """The whole temporary: each dimension's extent from the dimension that indexes it in its writes."""
+    sizes = list(reading.sizes)
+    extents: list[Linear | None] = [None] * buf.rank
+    for w in reading.writes:
+        if w.buffer is not buf:
+            continue
+        for p, index in enumerate(w.index):
+            dim = next((d for d in w.dims if index.coeffs == {d.var: 1}), None)
+            if dim is None:
+                continue
+            extent = dim.extent + Linear({}, index.const)
+            if extents[p] is None or extent.const > extents[p].const:  # type: ignore[union-attr]
+                extents[p] = extent
+    if any(e is None for e in extents):
+        raise RaiseError(f"cannot raise temporary '{buf.name}': a dimension is never written along a loop", buf.alloc)
+    shape = AffineMap(0, len(sizes), tuple(_size_expr(e, sizes) for e in extents))  # type: ignore[arg-type]
+    assert isinstance(buf.value.type, MemRefType)
+    alloc = t.AllocOp(size_args, buf.name, AffineMapAttr(shape), buf.value.type)
+    if buf.alloc is not None and buf.alloc.align is not None:
+        alloc.align = buf.alloc.align
+    return alloc
+
+
+def domain_order(write: Write) -> list[int]:
+    """Dimensions by position: those the store indexes, in index order, then reductions in nesting order."""
+    order: list[int] = []
+    for index in write.index:
+        for k, d in enumerate(write.dims):
+            if d.var in index.vars() and k not in order:
+                order.append(k)
+    order += [k for k in range(len(write.dims)) if k not in order]
+    return order
+
+
+def _index_map(index: list[Linear], dim_vars: list[SSAValue], sizes: list[SSAValue]) -> AffineMapAttr:
+    results = []
+    for form in index:
+        expr = AffineExpr.constant(form.const)
+        for v, c in form.coeffs.items():
+            if v in dim_vars:
+                expr = expr + AffineExpr.dimension(dim_vars.index(v)) * c
+            else:
+                expr = expr + AffineExpr.symbol(sizes.index(v)) * c
+        results.append(expr)
+    return AffineMapAttr(AffineMap(len(dim_vars), len(sizes) if any(
+        v in sizes for f in index for v in f.coeffs) else 0, tuple(results)))  # fmt: skip
+
+
+def _is_fill(write: Write, reading: KernelReading) -> bool:
+    if write.constant is None or write.loads:
+        return False
+    if len(write.index) != len(write.dims):
+        return False
+    return all(i.is_var(d.var) for i, d in zip(write.index, write.dims))
+
+
+def _tensor_op(write: Write, reading: KernelReading, remap: dict[SSAValue, SSAValue], sizes: list[SSAValue]):
+    size_args = [remap[s] for s in sizes]
+    out = remap[write.buffer.value]
+    stage = write.buffer.name
+    if _is_fill(write, reading):
+        return t.FillOp(out, size_args, write.constant.value, stage)  # type: ignore[union-attr]
+    order = domain_order(write)
+    dims = [write.dims[k] for k in order]
+    dim_vars = [d.var for d in dims]
+    ins = [a for a in write.loads if a.op is not write.accumulator]
+    maps = [_index_map(a.index, dim_vars, sizes) for a in ins]
+    maps.append(_index_map(write.index, dim_vars, sizes))
+    stored = {d.var for i in write.index for d in dims if d.var in i.vars()}
+    iterators = [t.PARALLEL if d.var in stored else t.REDUCTION for d in dims]
+    out_type = write.buffer.value.type
+    assert isinstance(out_type, MemRefType)
+    arg_types = [a.buffer.value.type.element_type for a in ins] + [out_type.element_type]  # type: ignore[attr-defined]
+    body = Block(arg_types=arg_types)
+    values: dict[SSAValue, SSAValue] = {a.op.results[0]: arg for a, arg in zip(ins, body.args)}
+    if write.accumulator is not None:
+        values[write.accumulator.results[0]] = body.args[-1]
+    for op in write.body:
+        clone = op.clone(value_mapper=dict(values))
+        body.add_op(clone)
+        for old, new in zip(op.results, clone.results):
+            values[old] = new
+    body.add_op(t.YieldOp(values.get(write.store.value, write.store.value)))
+    if write.store.value not in values:
+        raise RaiseError(
+            f"cannot raise the store to '{stage}': its value is not computed in the loop body", write.store
+        )
+    domain = AffineMapAttr(AffineMap(0, len(sizes), tuple(_size_expr(d.extent, sizes) for d in dims)))
+    schedule = schedule_attr(schedule_of(write, reading, order))
+    return t.GenericOp(
+        [remap[a.buffer.value] for a in ins],
+        [out],
+        size_args,
+        stage=stage,
+        loop_names=[dim_name(d) for d in dims],
+        domain=domain,
+        indexing_maps=maps,
+        iterators=iterators,
+        body=Region(body),
+        schedule=schedule,
+    )
+
+
+def schedule_attr(directives: list[dict]) -> ArrayAttr:
+    """Directive dictionaries as the `schedule` property (lower-design's shape, without `loc`)."""
+    rows: list[Attribute] = []
+    for entry in directives:
+        props: dict[str, Attribute] = {}
+        for key, value in entry.items():
+            props[key] = _attr(key, value)
+        rows.append(DictionaryAttr(props))
+    return ArrayAttr(rows)
+
+
+def _attr(key: str, value: object) -> Attribute:
+    if isinstance(value, str):
+        return StringAttr(value)
+    if isinstance(value, int):
+        return IntegerAttr(value, i64)
+    if isinstance(value, list) and key == "factors":
+        return DenseArrayBase.from_list(i64, value)
+    if isinstance(value, list):
+        return ArrayAttr([StringAttr(v) for v in value])
+    raise TypeError(f"no attribute for {key}={value!r}")

@@ -1,0 +1,130 @@
+"""Reverse verification: lower a document, raise what was generated, compare, locate the differences.
+
+`verify_document` runs the whole round trip from design IR;
+`verify_loop_module` starts from loop IR someone may have edited by hand
+and compares it with the document it claims to implement.  Both compare at
+the tensorop level (`irkit.raising.compare`), with the document's named
+operations generalized, and turn each difference into a diagnostic on the
+document line whose intent was lost: the statement (computation), the
+tensor declaration or its layout entry (tensors), or the schedule
+directive (schedule).
+"""
+
+from __future__ import annotations
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
+from xdsl.ir import Operation
+
+from irkit.diagnostics import Diagnostic, DiagnosticError, at_op
+from irkit.dialects import design as d
+from irkit.raising.compare import Difference, compare_kernels
+
+
+def _context() -> Context:
+    from irkit.context import make_context
+
+    return make_context()
+
+
+def document_tensorop(design_module: ModuleOp) -> ModuleOp:
+    """The document's kernel at tensorop level, named ops generalized (what the raised kernel must equal)."""
+    from irkit.passes.generalize import generalize_module
+    from irkit.passes.lower_design import LowerDesignPass
+
+    module = design_module.clone()
+    LowerDesignPass().apply(_context(), module)
+    generalize_module(module)
+    return module
+
+
+def lowered_loops(design_module: ModuleOp) -> ModuleOp:
+    """The document lowered all the way to loop IR."""
+    from irkit.api import lowering_pipeline
+
+    module = design_module.clone()
+    ctx = _context()
+    for p in lowering_pipeline():
+        p.apply(ctx, module)
+    return module
+
+
+def raised_tensorop(loop_module: ModuleOp) -> ModuleOp:
+    """Loop IR raised to tensorop (raise-loop), on a copy."""
+    from irkit.passes.raise_loop import RaiseLoopPass
+
+    module = loop_module.clone()
+    RaiseLoopPass().apply(_context(), module)
+    return module
+
+
+def _kernel(module: ModuleOp) -> func.FuncOp:
+    for op in module.body.block.ops:
+        if isinstance(op, func.FuncOp):
+            return op
+    raise DiagnosticError([at_op("error", "verify: the module holds no kernel function", module)])
+
+
+def compare_modules(design_module: ModuleOp, loop_module: ModuleOp) -> list[Diagnostic]:
+    """Diagnostics, located in the document, for every way `loop_module` departs from it."""
+    doc = document_tensorop(design_module)
+    raised = raised_tensorop(loop_module)
+    diffs = compare_kernels(_kernel(doc), _kernel(raised))
+    return [locate(diff, design_module) for diff in diffs]
+
+
+def verify_document(design_module: ModuleOp) -> list[Diagnostic]:
+    """Lower the document, raise the loops, compare: [] when the generated code is what was asked."""
+    return compare_modules(design_module, lowered_loops(design_module))
+
+
+# ---- locating a difference in the document --------------------------------------
+
+
+def _design(module: ModuleOp) -> d.DesignOp | None:
+    for op in module.walk():
+        if isinstance(op, d.DesignOp):
+            return op
+    return None
+
+
+def locate(diff: Difference, design_module: ModuleOp) -> Diagnostic:
+    """The difference as an error on the document line it concerns."""
+    if diff.loc:
+        parts = diff.loc.rsplit(":", 2)
+        if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit():
+            return Diagnostic("error", diff.message, parts[0], int(parts[1]), int(parts[2]))
+    design = _design(design_module)
+    target = _target_op(design, diff) if design is not None else None
+    if target is None:
+        target = design if design is not None else design_module
+    return at_op("error", diff.message, target)
+
+
+def _target_op(design: d.DesignOp, diff: Difference) -> Operation | None:
+    """The statement of the stage, or the tensor's layout entry / declaration."""
+    stmt = tensor = layout = None
+    for op in design.walk():
+        if isinstance(op, d.StmtOp | d.NamedOp) and _target_name(op) == diff.stage:
+            stmt = op
+        elif isinstance(op, d.TensorOp) and op.sym_name.data == diff.stage:
+            tensor = op
+        elif isinstance(op, d.LayoutOp) and op.tensor.data == diff.stage:
+            layout = op
+    if diff.aspect == "layout":
+        return layout or tensor or stmt
+    if diff.aspect in ("tensor", "shape"):
+        return tensor or stmt
+    return stmt or tensor
+
+
+def _target_name(op: Operation) -> str | None:
+    target = getattr(op, "target", None)
+    if target is None:
+        return None
+    return target.data if hasattr(target, "data") else str(target)
+
+
+def has_location(op: Operation) -> bool:
+    return isinstance(op.location, FileLineColLoc)
