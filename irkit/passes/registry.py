@@ -61,6 +61,12 @@ def _raise_tensorop() -> type[ModulePass]:
     return RaiseTensorOpPass
 
 
+def _verify_roundtrip() -> type[ModulePass]:
+    from irkit.passes.verify_roundtrip import VerifyRoundtripPass
+
+    return VerifyRoundtripPass
+
+
 def _schedule_pass(module: str, cls: str) -> Callable[[], type[ModulePass]]:
     def factory() -> type[ModulePass]:
         import importlib
@@ -79,6 +85,7 @@ IRKIT_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "model-perf": _model_perf,
     "raise-loop": _raise_loop,
     "raise-tensorop": _raise_tensorop,
+    "verify-roundtrip": _verify_roundtrip,
     "schedule-split": _schedule_pass("split", "ScheduleSplitPass"),
     "schedule-tile": _schedule_pass("tile", "ScheduleTilePass"),
     "schedule-reorder": _schedule_pass("reorder", "ScheduleReorderPass"),

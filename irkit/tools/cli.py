@@ -178,6 +178,7 @@ SUBCOMMANDS: dict[str, Callable[[argparse._SubParsersAction], None]] = {
     "calibrate": _tool("calibrate"),
     "predict": _tool("predict"),
     "validate": _tool("validate"),
+    "verify": _tool("verify"),
 }
 
 
