@@ -25,8 +25,27 @@ from xdsl.ir.affine import (
 )
 
 
+class Atom:
+    """`floor(inner / q)` (kind "fd") or `inner mod q` (kind "mod"), q > 0: the quasi-affine
+    parts of tile tails and packed indices, kept as opaque terms of a `Linear`."""
+
+    __slots__ = ("kind", "inner", "q")
+
+    def __init__(self, kind: str, inner: Linear, q: int):
+        self.kind, self.inner, self.q = kind, inner, q
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Atom) and (self.kind, self.inner, self.q) == (other.kind, other.inner, other.q)
+
+    def __hash__(self) -> int:
+        return hash((self.kind, self.inner, self.q))
+
+    def __repr__(self) -> str:
+        return f"{self.kind}({self.inner.coeffs}, {self.inner.const}; {self.q})"
+
+
 class Linear:
-    """`sum(coeff[v] * v) + const` over SSA values; immutable by convention."""
+    """`sum(coeff[v] * v) + const` over SSA values (and `Atom`s); immutable by convention."""
 
     __slots__ = ("coeffs", "const")
 
@@ -106,7 +125,31 @@ def linear_of(expr: AffineExpr, dims: Sequence[Linear], syms: Sequence[Linear] =
             return lhs.scale(rhs.const)
         if not lhs.coeffs:
             return rhs.scale(lhs.const)
+        return None
+    if rhs.coeffs or rhs.const <= 0:
+        return None
+    q = rhs.const
+    if expr.kind == AffineBinaryOpKind.FloorDiv:
+        return floordiv(lhs, q)
+    if expr.kind == AffineBinaryOpKind.CeilDiv:  # ceil(e / q) = -floor(-e / q)
+        return floordiv(lhs.scale(-1), q).scale(-1)
+    if expr.kind == AffineBinaryOpKind.Mod:
+        return lhs - floordiv(lhs, q).scale(q)
     return None
+
+
+def floordiv(e: Linear, q: int) -> Linear:
+    """`floor(e / q)`: exact when q divides every term; otherwise the divisible terms come out
+    and the rest stays an atom."""
+    if q == 1:
+        return e
+    whole = Linear({v: c // q for v, c in e.coeffs.items() if c % q == 0}, 0)
+    rest = Linear({v: c for v, c in e.coeffs.items() if c % q != 0}, e.const)
+    if not rest.coeffs:
+        return whole + Linear({}, rest.const // q)
+    shift = rest.const // q  # floor((r + q*k) / q) = floor(r / q) + k
+    rest = Linear(rest.coeffs, rest.const - shift * q)
+    return whole + Linear({Atom("fd", rest, q): 1}, shift)
 
 
 def map_results(amap: AffineMap, operands: Sequence[SSAValue]) -> list[Linear | None]:
