@@ -106,6 +106,11 @@ def _linear(expr: AffineExpr, dims: list[str], syms: list[str]) -> tuple[dict[st
     if expr.kind == AffineBinaryOpKind.Mul and (not a[0] or not b[0]):
         (vars_, c), k = (b, a[1]) if not a[0] else (a, b[1])
         return {n: v * k for n, v in vars_.items()}, c * k
+    if expr.kind in (AffineBinaryOpKind.FloorDiv, AffineBinaryOpKind.CeilDiv) and not b[0] and b[1] != 0:
+        q = b[1]
+        if all(v % q == 0 for v in a[0].values()) and (a[1] % q == 0 or expr.kind == AffineBinaryOpKind.FloorDiv):
+            const = a[1] // q if expr.kind == AffineBinaryOpKind.FloorDiv else -((-a[1]) // q)
+            return {n: v // q for n, v in a[0].items()}, const
     return None
 
 

@@ -289,6 +289,8 @@ def _origin(buf: Buffer, reading: KernelReading) -> list[Linear]:
     if buf.alloc is None:
         return zero
     around = {f.var for f in enclosing(buf.alloc, reading)}
+    if not around:  # allocated once for the whole kernel: it holds the whole tensor
+        return zero
     found: list[Linear] | None = None
     for use in buf.value.uses:
         st = use.operation

@@ -37,8 +37,13 @@ def dim_name(dim: Dim) -> str:
     if len(dim.chain) == 1:
         return point
     outer = dim.chain[0].name
-    if point.endswith("i") and outer.endswith("o") and point[:-1] == outer[:-1] and point[:-1]:
-        return point[:-1]
+    common = ""
+    for a, b in zip(outer, point):
+        if a != b:
+            break
+        common += a
+    if common and common not in (outer, point):
+        return common
     return f"{point}_all"
 
 
@@ -101,8 +106,11 @@ def schedule_of(write: Write, reading: KernelReading, order: list[int]) -> list[
             default[pos:pos] = [a[0].name, b[0].name, a[1].name, b[1].name]
             continue
         current = names[k]
+        taken = {f.name for f in write.loops} | set(names.values())
         for depth, facts in enumerate(chain[:-1]):
-            inner = chain[depth + 1].name if depth + 1 == len(chain) - 1 else f"{chain[-1].name}_{depth + 1}"
+            inner = chain[depth + 1].name
+            if depth + 1 < len(chain) - 1:  # an intermediate loop of nested splits: `ji` of `j`
+                inner = names[k] + "i" if names[k] + "i" not in taken else f"{chain[-1].name}_{depth + 1}"
             directives.append({"kind": "split", "loop": current, "factor": facts.step, "outer": facts.name,
                                "inner": inner})  # fmt: skip
             pos = default.index(current)

@@ -37,7 +37,15 @@ from irkit.raising.schedule_of import dim_name, schedule_of
 
 
 def raise_kernel(kernel: func.FuncOp) -> func.FuncOp:
-    """A tensorop kernel computing what the loop kernel `kernel` computes (same signature)."""
+    """A tensorop kernel computing what the loop kernel `kernel` computes (same signature).
+
+    Packs and register blocks are undone first, in place (`unpack`, `unjam`); what they were
+    comes back as `pack` and `unroll_jam` directives of the stage whose loops they name."""
+    from irkit.raising.unjam import unjam
+    from irkit.raising.unpack import unpack
+
+    packs = unpack(kernel)
+    extra = unjam(kernel) + packs  # the order documents write them in
     reading = read_kernel(kernel)
     sizes = list(reading.sizes)
     new = func.FuncOp(kernel.sym_name.data, kernel.function_type, Region(Block(arg_types=kernel.function_type.inputs)))
@@ -53,8 +61,16 @@ def raise_kernel(kernel: func.FuncOp) -> func.FuncOp:
             alloc = _alloc(buf, reading, [remap[s] for s in sizes])
             block.add_op(alloc)
             remap[buf.value] = alloc.results[0]
-    for write in reading.writes:
-        block.add_op(_tensor_op(write, reading, remap, sizes))
+    last_with: dict[int, int] = {}  # each extra directive goes to the last write under its loop
+    for k, write in enumerate(reading.writes):
+        names = {f.name for f in write.loops}
+        for i, directive in enumerate(extra):
+            if directive["loop"] in names:
+                last_with[i] = k
+    for k, write in enumerate(reading.writes):
+        mine = [d for i, d in enumerate(extra) if last_with.get(i) == k]
+        unique = [d for i, d in enumerate(mine) if d not in mine[:i]]
+        block.add_op(_tensor_op(write, reading, remap, sizes, unique))
     block.add_op(func.ReturnOp())
     return new
 
@@ -123,7 +139,9 @@ def _is_fill(write: Write, reading: KernelReading) -> bool:
     return all(i.is_var(d.var) for i, d in zip(write.index, write.dims))
 
 
-def _tensor_op(write: Write, reading: KernelReading, remap: dict[SSAValue, SSAValue], sizes: list[SSAValue]):
+def _tensor_op(
+    write: Write, reading: KernelReading, remap: dict[SSAValue, SSAValue], sizes: list[SSAValue], extra: list[dict]
+):
     size_args = [remap[s] for s in sizes]
     out = remap[write.buffer.value]
     stage = write.buffer.name
@@ -155,7 +173,7 @@ def _tensor_op(write: Write, reading: KernelReading, remap: dict[SSAValue, SSAVa
             f"cannot raise the store to '{stage}': its value is not computed in the loop body", write.store
         )
     domain = AffineMapAttr(AffineMap(0, len(sizes), tuple(_size_expr(d.extent, sizes) for d in dims)))
-    schedule = schedule_attr(schedule_of(write, reading, order))
+    schedule = schedule_attr(schedule_of(write, reading, order) + extra)
     return t.GenericOp(
         [remap[a.buffer.value] for a in ins],
         [out],

@@ -40,12 +40,13 @@ Poly = dict[Key, Fraction]  # with the constant under the key 1
 
 def unpack(kernel: func.FuncOp) -> list[dict]:
     """Replace every read of a packed copy by a read of its source; returns the pack directives."""
-    directives: list[dict] = []
+    found: list[tuple[int, dict]] = []
     for alloc in [op for op in kernel.walk() if isinstance(op, lp.AllocOp)]:
+        depth = len(_enclosing(alloc))
         directive = _unpack_one(alloc, kernel)
         if directive is not None:
-            directives.append(directive)
-    return directives
+            found.append((depth, directive))
+    return [d for _, d in sorted(found, key=lambda pair: -pair[0])]
 
 
 def _enclosing(op: Operation) -> list[lp.ForOp]:
@@ -127,7 +128,9 @@ def _static_extent(loop: lp.ForOp) -> int | None:
     lower = map_results(loop.lower.data, list(loop.lower_operands))
     upper = map_results(loop.upper.data, list(loop.upper_operands))
     if len(lower) != 1 or lower[0] != Linear() or loop.step_value != 1:
-        raise RaiseError(f"cannot raise a pack copy: loop '{loop.loop_name.data}' does not start at 0 by steps of 1", loop)
+        raise RaiseError(
+            f"cannot raise a pack copy: loop '{loop.loop_name.data}' does not start at 0 by steps of 1", loop
+        )
     consts = [u.const for u in upper if u is not None and not u.coeffs]
     return min(consts) if consts else None
 
@@ -284,7 +287,7 @@ def _prefer_inner(form: Linear, op: Operation) -> Linear:
         upper = map_results(loop.upper.data, list(loop.upper_operands))
         if len(lower) != 1 or lower[0] is None or len(lower[0].coeffs) != 1 or lower[0].const:
             continue
-        (start, coeff), = lower[0].coeffs.items()
+        ((start, coeff),) = lower[0].coeffs.items()
         windows = [(u - lower[0]).const for u in upper if u is not None and not (u - lower[0]).coeffs]
         if coeff != 1 or not windows or min(windows) > loop.step_value or start not in form.coeffs:
             continue
