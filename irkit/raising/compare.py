@@ -543,6 +543,7 @@ class Nest:
     marks: dict[str, dict[str, object]]  # loop name -> parallel / vector / unroll
     where: tuple[str, str] | None  # compute_at (stage, loop)
     locs: dict[str, str]  # what directive made what: "split:y", "parallel:yo", "reorder", "compute_at" -> loc
+    packs: dict[str, str] = field(default_factory=dict)  # tensor -> the loop its packed copy is made in
 
     def key(self, name: str) -> tuple[str, int] | None:
         for loop in self.loops:
@@ -598,8 +599,11 @@ def replay(op: t.GenericOp, rename: dict[str, str] | None = None) -> Nest:
             for p, x in zip(positions, entry["loops"]):
                 nest.loops[p] = by_name[x]
             nest.locs["reorder"] = loc
-        elif kind in ("parallel", "vectorize", "unroll"):
-            mark = {"parallel": True, "vectorize": entry.get("width", True), "unroll": entry.get("factor")}[kind]
+        elif kind == "pack":
+            nest.packs[entry["tensor"]] = entry["loop"]
+            nest.locs[f"pack:{entry['tensor']}"] = loc
+        elif kind in ("parallel", "vectorize", "unroll", "unroll_jam"):
+            mark = {"parallel": True, "vectorize": entry.get("width", True)}.get(kind, entry.get("factor"))
             nest.marks.setdefault(entry["loop"], {})[kind] = mark
             nest.locs[f"{kind}:{entry['loop']}"] = loc
         elif kind == "compute_at":
@@ -667,7 +671,8 @@ def _compare_nest(stage: str, dn: Nest, gn: Nest, nests: dict[str, tuple[Nest, N
         return out
     for (name, _, _), (gname, _, _) in zip(dn.loops, gn.loops):
         dm, gm = dn.marks.get(name, {}), gn.marks.get(gname, {})
-        for kind, verb in (("parallel", "in parallel"), ("vectorize", "vectorized"), ("unroll", "unrolled")):
+        for kind, verb in (("parallel", "in parallel"), ("vectorize", "vectorized"), ("unroll", "unrolled"),
+                           ("unroll_jam", "unrolled and jammed")):  # fmt: skip
             a, b = dm.get(kind), gm.get(kind)
             if a == b:
                 continue
@@ -698,6 +703,38 @@ def _compare_nest(stage: str, dn: Nest, gn: Nest, nests: dict[str, tuple[Nest, N
                         loc,
                     )
                 )
+    for tensor in sorted(set(dn.packs) | set(gn.packs)):
+        a = dn.key(dn.packs[tensor]) if tensor in dn.packs else None
+        b = gn.key(gn.packs[tensor]) if tensor in gn.packs else None
+        if a == b:
+            continue
+        loc = dn.locs.get(f"pack:{tensor}")
+        if a and not b:
+            out.append(
+                Difference(
+                    stage,
+                    "schedule",
+                    f"schedule of {stage}: document packs {tensor} at {dn.packs[tensor]}, generated code does not pack it",
+                    loc,
+                )
+            )
+        elif b and not a:
+            out.append(
+                Difference(
+                    stage,
+                    "schedule",
+                    f"schedule of {stage}: generated code packs {tensor} at {_label(b, dn)}, the document does not",
+                )
+            )
+        else:
+            out.append(
+                Difference(
+                    stage,
+                    "schedule",
+                    f"schedule of {stage}: document packs {tensor} at {dn.packs[tensor]}, generated code at {_label(b, dn)}",
+                    loc,
+                )
+            )  # type: ignore[arg-type]
     out += _compare_placement(stage, dn, gn, nests)
     return out
 

@@ -42,11 +42,10 @@ def unpack(kernel: func.FuncOp) -> list[dict]:
     """Replace every read of a packed copy by a read of its source; returns the pack directives."""
     found: list[tuple[int, dict]] = []
     for alloc in [op for op in kernel.walk() if isinstance(op, lp.AllocOp)]:
-        depth = len(_enclosing(alloc))
         directive = _unpack_one(alloc, kernel)
         if directive is not None:
-            found.append((depth, directive))
-    return [d for _, d in sorted(found, key=lambda pair: -pair[0])]
+            found.append((directive.pop("depth"), directive))
+    return [d for _, d in sorted(found, key=lambda pair: pair[0])]  # outermost pack first
 
 
 def _enclosing(op: Operation) -> list[lp.ForOp]:
@@ -109,6 +108,7 @@ def _unpack_one(alloc: lp.AllocOp, kernel: func.FuncOp) -> dict | None:
     where = copy_root.parent_op()
     while where is not None and not isinstance(where, lp.ForOp):
         where = where.parent_op()
+    depth = len(_enclosing(copy_root))
     copy_root.detach()
     copy_root.erase()
     for use in list(buf.uses):
@@ -121,6 +121,7 @@ def _unpack_one(alloc: lp.AllocOp, kernel: func.FuncOp) -> dict | None:
         "kind": "pack",
         "tensor": _name_of(src.memref, kernel),
         "loop": where.loop_name.data if isinstance(where, lp.ForOp) else "",
+        "depth": depth,
     }
 
 
