@@ -57,7 +57,21 @@ def raise_module(module: ModuleOp) -> ModuleOp:
     for op in kernel.body.block.ops:
         if op.dialect_name() == "loop":
             raise RaiseError("raise-tensorop: the kernel holds loop IR; run raise-loop first", op)
+    _expand_tensor_level_names(kernel)
     return ModuleOp([DesignBuilder(kernel).build()])
+
+
+def _expand_tensor_level_names(kernel: func.FuncOp) -> None:
+    """`reduce` and `elementwise` exist only at tensorop level: the document writes them as index
+    statements, so they are printed from their generalization."""
+    from irkit.passes.generalize import generalize_op
+
+    for op in list(kernel.body.block.ops):
+        if isinstance(op, t.ReduceOp | t.ElementwiseOp):
+            for new in generalize_op(op, "raise-tensorop"):
+                kernel.body.block.insert_op_before(new, op)
+            op.detach()
+            op.erase()
 
 
 class DesignBuilder:

@@ -72,6 +72,9 @@ def raise_kernel(kernel: func.FuncOp) -> func.FuncOp:
         unique = [d for i, d in enumerate(mine) if d not in mine[:i]]
         block.add_op(_tensor_op(write, reading, remap, sizes, unique))
     block.add_op(func.ReturnOp())
+    from irkit.raising.name_ops import name_generics
+
+    name_generics(new)
     return new
 
 

@@ -52,10 +52,12 @@ def lowered_loops(design_module: ModuleOp) -> ModuleOp:
 
 def raised_tensorop(loop_module: ModuleOp) -> ModuleOp:
     """Loop IR raised to tensorop (raise-loop), on a copy."""
+    from irkit.passes.generalize import generalize_module
     from irkit.passes.raise_loop import RaiseLoopPass
 
     module = loop_module.clone()
     RaiseLoopPass().apply(_context(), module)
+    generalize_module(module)  # reduce / elementwise, named by raise-loop
     return module
 
 
