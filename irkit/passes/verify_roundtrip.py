@@ -15,8 +15,9 @@ from irkit.diagnostics import DiagnosticError, at_op
 class VerifyRoundtripPass(ModulePass):
     """Lower a design module all the way (on a copy), raise the loops back and compare with the
     document: computation up to loop renaming and commutativity, shapes, layout, schedule. Every
-    difference is an error at the document's line. On loop IR (for example edited by hand),
-    give the document it must implement with `document="FILE.design"`. The module is left as is."""
+    difference is an error at the document's line. On tensorop or loop IR (for example edited by
+    hand between passes), give the document it must implement with `document="FILE.design"`.
+    The module is left as is."""
 
     name = "verify-roundtrip"
 

@@ -51,12 +51,15 @@ def lowered_loops(design_module: ModuleOp) -> ModuleOp:
 
 
 def raised_tensorop(loop_module: ModuleOp) -> ModuleOp:
-    """Loop IR raised to tensorop (raise-loop), on a copy."""
+    """Loop IR raised to tensorop (raise-loop), on a copy; tensorop IR (edited between the
+    lowering passes) is taken as it is."""
+    from irkit.dialects import tensorop as t
     from irkit.passes.generalize import generalize_module
-    from irkit.passes.raise_loop import RaiseLoopPass
+    from irkit.passes.raise_loop import RaiseLoopPass, loop_kernels
 
     module = loop_module.clone()
-    RaiseLoopPass().apply(_context(), module)
+    if loop_kernels(module) or not any(t.is_tensorop(op) for op in module.walk()):
+        RaiseLoopPass().apply(_context(), module)
     generalize_module(module)  # reduce / elementwise, named by raise-loop
     return module
 
