@@ -581,18 +581,23 @@ def replay(op: t.GenericOp, rename: dict[str, str] | None = None) -> Nest:
         names = [x[0] for x in nest.loops]
         if kind == "split" and entry["loop"] in names:
             pos = names.index(entry["loop"])
-            root = nest.loops[pos][1]
-            nest.loops[pos : pos + 1] = [[entry["outer"], root, entry["factor"]], [entry["inner"], root, 1]]
+            _, root, step = nest.loops[pos]
+            outer, inner = entry["outer"], entry["inner"]
+            nest.loops[pos : pos + 1] = [[outer, root, step * entry["factor"]], [inner, root, step]]
             nest.locs[f"split:{root}"] = loc
+            _move_marks(nest, entry["loop"], outer, inner)
         elif kind == "tile" and all(x in names for x in entry["loops"]):
             pos = min(names.index(x) for x in entry["loops"])
             roots = [nest.loops[names.index(x)][1] for x in entry["loops"]]
+            steps = [nest.loops[names.index(x)][2] for x in entry["loops"]]
             nest.loops = [x for x in nest.loops if x[0] not in entry["loops"]]
-            new = [[o, r, f] for o, r, f in zip(entry["outer"], roots, entry["factors"])]
-            new += [[i, r, 1] for i, r in zip(entry["inner"], roots)]
+            new = [[o, r, s_ * f] for o, r, s_, f in zip(entry["outer"], roots, steps, entry["factors"])]
+            new += [[i, r, s_] for i, r, s_ in zip(entry["inner"], roots, steps)]
             nest.loops[pos:pos] = new
             for r in roots:
                 nest.locs[f"split:{r}"] = loc
+            for old, o, i in zip(entry["loops"], entry["outer"], entry["inner"]):
+                _move_marks(nest, old, o, i)
         elif kind == "reorder" and all(x in names for x in entry["loops"]):
             positions = sorted(names.index(x) for x in entry["loops"])
             by_name = {x[0]: x for x in nest.loops}
@@ -610,6 +615,20 @@ def replay(op: t.GenericOp, rename: dict[str, str] | None = None) -> Nest:
             nest.where = (entry["stage"], entry["loop"])
             nest.locs["compute_at"] = loc
     return nest
+
+
+def _move_marks(nest: Nest, old: str, outer: str, inner: str) -> None:
+    """A split loop's marks go where the lowering puts them: `parallel` on the outer loop,
+    `vectorize` and `unroll` (and `unroll_jam`) on the inner one."""
+    marks = nest.marks.pop(old, None)
+    if not marks:
+        return
+    for kind, value in marks.items():
+        target = outer if kind == "parallel" else inner
+        nest.marks.setdefault(target, {})[kind] = value
+        key = f"{kind}:{old}"
+        if key in nest.locs:
+            nest.locs[f"{kind}:{target}"] = nest.locs[key]
 
 
 def _last_generic(writes: list[WriteForm]) -> t.GenericOp | None:
@@ -674,7 +693,7 @@ def _compare_nest(stage: str, dn: Nest, gn: Nest, nests: dict[str, tuple[Nest, N
         for kind, verb in (("parallel", "in parallel"), ("vectorize", "vectorized"), ("unroll", "unrolled"),
                            ("unroll_jam", "unrolled and jammed")):  # fmt: skip
             a, b = dm.get(kind), gm.get(kind)
-            if a == b:
+            if a == b or (kind == "vectorize" and a is True and b):  # no width: the lowering picks one
                 continue
             loc = dn.locs.get(f"{kind}:{name}")
             if a and not b:

@@ -289,8 +289,6 @@ def _origin(buf: Buffer, reading: KernelReading) -> list[Linear]:
     if buf.alloc is None:
         return zero
     around = {f.var for f in enclosing(buf.alloc, reading)}
-    if not around:  # allocated once for the whole kernel: it holds the whole tensor
-        return zero
     found: list[Linear] | None = None
     for use in buf.value.uses:
         st = use.operation
@@ -303,7 +301,7 @@ def _origin(buf: Buffer, reading: KernelReading) -> list[Linear]:
         for i in index:
             assert i is not None
             own = [v for v in i.vars() if _is_own_point(v, around, reading)]
-            origin.append(i.only(own) - i)
+            origin.append(i.only(own) - i.without([]).only(i.vars()))  # constants are offsets, not the tile
         if found is None:
             found = origin
         elif found != origin:

@@ -14,7 +14,7 @@ import json
 import sys
 from pathlib import Path
 
-from irkit.diagnostics import DiagnosticError, SourceManager, render_json, render_text
+from irkit.diagnostics import DiagnosticError, SourceManager, render_text, to_json
 
 EXIT_OK, EXIT_INPUT = 0, 1
 
@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         sources = SourceManager()
         sources.add(name, text)
-        payload = {"file": name, "ok": not diags, "differences": json.loads(render_json(diags, sources))}
+        payload = {"file": name, "ok": not diags, "differences": [to_json(d, sources) for d in diags]}
         sys.stdout.write(json.dumps(payload, indent=2) + "\n")
         return EXIT_OK if not diags else EXIT_INPUT
     if diags:

@@ -18,9 +18,8 @@ silently do nothing) or edits of the parsed IR (layouts, loop marks); the
 result is always printed and parsed again, so it is well-formed loop IR.
 
 The unmodified IR of every raisable example must verify with no error (no
-false alarm).  gemm, batch_matmul and conv2d use pack / unroll_jam, which
-`raise-loop` cannot raise yet: their tests are `xfail(strict=False)`,
-grouped under NOT_YET_RAISABLE so they are easy to flip.
+false alarm).  gemm, batch_matmul and conv2d (pack, unroll_jam) are
+grouped under REGISTER_BLOCKED.
 """
 
 from __future__ import annotations
@@ -46,8 +45,7 @@ from irkit.tools.opt import make_full_context
 EXAMPLES = Path(__file__).parents[2] / "examples"
 RAISABLE = ("blur", "elementwise", "rowsum", "softmax", "transpose")
 # pack / unroll_jam are not raised yet: flip these to RAISABLE when they are.
-NOT_YET_RAISABLE = ("gemm", "batch_matmul", "conv2d")
-NOT_YET = pytest.mark.xfail(strict=False, reason="raise-loop cannot raise pack / unroll_jam (loop.local) yet")
+REGISTER_BLOCKED = ("gemm", "batch_matmul", "conv2d")
 
 
 # ---- documents ---------------------------------------------------------------------------
@@ -485,8 +483,8 @@ KNOWN_MISSES = [
         id="blur-root-drop-stage"),
 ]  # fmt: skip
 
-# Corruptions of the examples raising cannot read yet.
-NOT_YET_CATALOGUE = [
+# Corruptions of the examples with packs and register blocks (gemm, batch_matmul, conv2d).
+REGISTER_BLOCKED_CATALOGUE = [
     Mutation("gemm-drop-parallel", "parallel mark", "gemm", drop_mark("jo", "parallel"),
              (directive("C", r"parallel jo\b"),), ("jo", "parallel")),
     Mutation("gemm-drop-vector", "vector mark", "gemm", drop_mark("jv", "vector"),
@@ -533,9 +531,8 @@ def test_known_miss(m: Mutation):
     check_reported(m)
 
 
-@NOT_YET
-@pytest.mark.parametrize("m", NOT_YET_CATALOGUE, ids=lambda m: m.id)
-def test_mutation_of_not_yet_raisable_example(m: Mutation):
+@pytest.mark.parametrize("m", REGISTER_BLOCKED_CATALOGUE, ids=lambda m: m.id)
+def test_mutation_of_register_blocked_example(m: Mutation):
     check_reported(m)
 
 
@@ -569,9 +566,8 @@ def test_variant_without_compute_at_verifies():
     assert round_trip("blur_root", parse_loops(lowered_text("blur_root"))) == []
 
 
-@NOT_YET
-@pytest.mark.parametrize("example", NOT_YET_RAISABLE)
-def test_not_yet_raisable_example_verifies(example):
+@pytest.mark.parametrize("example", REGISTER_BLOCKED)
+def test_register_blocked_example_verifies(example):
     assert verify_document(design_module(example)) == []
 
 
