@@ -52,15 +52,20 @@ class RaiseLoopPass(ModulePass):
     name = "raise-loop"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        kernels = loop_kernels(op)
-        if not kernels:
-            raise DiagnosticError([at_op("error", f"{self.name}: the module holds no loop-level kernel", op)])
-        for kernel in kernels:
-            try:
-                raised = raise_kernel(kernel)
-            except RaiseError as err:
-                raise DiagnosticError([located(f"{self.name}: {err}", err.op or kernel)]) from None
-            raised.location = kernel.location
-            kernel.parent_block().insert_op_before(raised, kernel)  # type: ignore[union-attr]
-            kernel.detach()
-            kernel.erase()
+        try:
+            raise_module(op)
+        except RaiseError as err:
+            raise DiagnosticError([located(f"{self.name}: {err}", err.op or op)]) from None
+
+
+def raise_module(op: ModuleOp) -> None:
+    """Replace each loop-level kernel of `op` by its tensorop form; raises `RaiseError`."""
+    kernels = loop_kernels(op)
+    if not kernels:
+        raise RaiseError("the module holds no loop-level kernel", op)
+    for kernel in kernels:
+        raised = raise_kernel(kernel)
+        raised.location = kernel.location
+        kernel.parent_block().insert_op_before(raised, kernel)  # type: ignore[union-attr]
+        kernel.detach()
+        kernel.erase()

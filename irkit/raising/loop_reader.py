@@ -44,11 +44,13 @@ from irkit.raising.linear import Linear, map_results
 
 
 class RaiseError(Exception):
-    """The loop IR has a construct raising cannot undo (or is inconsistent); `op` locates it."""
+    """The loop IR has a construct raising cannot undo (or is inconsistent); `op` locates it, and
+    `stage` names the document's stage it concerns when there is one (to locate it there)."""
 
-    def __init__(self, message: str, op: Operation | None = None):
+    def __init__(self, message: str, op: Operation | None = None, stage: str | None = None):
         super().__init__(message)
         self.op = op
+        self.stage = stage
 
 
 @dataclass
@@ -308,7 +310,9 @@ def _origin(buf: Buffer, reading: KernelReading) -> list[Linear]:
             raise RaiseError(f"stores to temporary '{buf.name}' disagree on which tile they hold", st)
     if found is None and any(isinstance(u.operation, lp.LoadOp) for u in buf.value.uses):
         raise RaiseError(
-            f"the generated code reads temporary '{buf.name}' but never writes it (a stage was dropped?)", buf.alloc
+            f"the generated code reads temporary '{buf.name}' but never writes it (a stage was dropped?)",
+            buf.alloc,
+            stage=buf.name,
         )
     if found is not None and any(o.coeffs or o.const for o in found):
         for o, i in zip(found, range(buf.rank)):
@@ -328,6 +332,25 @@ def _is_own_point(var: SSAValue, around: set[SSAValue], reading: KernelReading) 
         if facts.var is var:
             return facts.step == 1
     return False
+
+
+def check_tiles(reading: KernelReading) -> None:
+    """Every element a consumer reads from a tile-sized temporary must be computed in its tile
+    (raises `RaiseError` naming the stage when one is not)."""
+    from irkit.raising.coverage import first_uncomputed
+
+    tiled = {b.value for b in reading.buffers.values() if b.temp and b.origin and any(o.coeffs for o in b.origin)}
+    found = first_uncomputed(reading.kernel, tiled, reading.sizes)
+    if found is None:
+        return
+    at = ", ".join(str(i) for i in found.index)
+    sizes = ", ".join(f"{k}={v}" for k, v in found.sizes.items())
+    raise RaiseError(
+        f"the fused stage '{found.buffer}' does not compute all its consumer reads: at {sizes}, a tile reads "
+        f"element [{at}] of its {found.buffer} tile, which that tile's loops never write (a window too small?)",
+        found.load,
+        stage=found.buffer,
+    )
 
 
 # ---- stores ----------------------------------------------------------------

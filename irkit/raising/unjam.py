@@ -225,7 +225,7 @@ def _reroll(loop: lp.ForOp) -> int | None:
             raise RaiseError(
                 f"loop '{loop.loop_name.data}' steps by {step} but its body holds {len(shifts)} copies of a "
                 f"statement (at offsets {shifts}): a jammed copy is missing or changed",
-                members[0][1],
+                loop,
             )
     for members in groups.values():
         for shift, st in members:

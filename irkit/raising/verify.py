@@ -55,11 +55,11 @@ def raised_tensorop(loop_module: ModuleOp) -> ModuleOp:
     lowering passes) is taken as it is."""
     from irkit.dialects import tensorop as t
     from irkit.passes.generalize import generalize_module
-    from irkit.passes.raise_loop import RaiseLoopPass, loop_kernels
+    from irkit.passes.raise_loop import loop_kernels, raise_module
 
     module = loop_module.clone()
     if loop_kernels(module) or not any(t.is_tensorop(op) for op in module.walk()):
-        RaiseLoopPass().apply(_context(), module)
+        raise_module(module)
     generalize_module(module)  # reduce / elementwise, named by raise-loop
     return module
 
@@ -73,10 +73,35 @@ def _kernel(module: ModuleOp) -> func.FuncOp:
 
 def compare_modules(design_module: ModuleOp, loop_module: ModuleOp) -> list[Diagnostic]:
     """Diagnostics, located in the document, for every way `loop_module` departs from it."""
+    from irkit.raising.loop_reader import RaiseError
+
     doc = document_tensorop(design_module)
-    raised = raised_tensorop(loop_module)
+    try:
+        raised = raised_tensorop(loop_module)
+    except RaiseError as err:  # what raising found wrong, at the stage's line when it names one
+        return [_raise_diagnostic(err, design_module)]
     diffs = compare_kernels(_kernel(doc), _kernel(raised))
-    return [locate(diff, design_module) for diff in diffs]
+    if diffs:
+        return [locate(diff, design_module) for diff in diffs]
+    try:  # the same computation; does each fused tile compute all its consumer reads?
+        tile_coverage(loop_module)
+    except RaiseError as err:
+        return [_raise_diagnostic(err, design_module)]
+    return []
+
+
+def tile_coverage(loop_module: ModuleOp) -> None:
+    """Follow the indices of tile-sized temporaries at sample sizes (`irkit.raising.coverage`)."""
+    from irkit.passes.raise_loop import loop_kernels
+    from irkit.raising.loop_reader import check_tiles, read_kernel
+    from irkit.raising.unjam import unjam
+    from irkit.raising.unpack import unpack
+
+    module = loop_module.clone()
+    for kernel in loop_kernels(module):
+        unpack(kernel)
+        unjam(kernel)
+        check_tiles(read_kernel(kernel))
 
 
 def verify_document(design_module: ModuleOp) -> list[Diagnostic]:
@@ -85,6 +110,18 @@ def verify_document(design_module: ModuleOp) -> list[Diagnostic]:
 
 
 # ---- locating a difference in the document --------------------------------------
+
+
+def _raise_diagnostic(err, design_module: ModuleOp) -> Diagnostic:
+    from irkit.passes.raise_loop import located
+
+    message = f"raise-loop: {err}"
+    design = _design(design_module)
+    if err.stage and design is not None:
+        target = _target_op(design, Difference(err.stage, "computation", message))
+        if target is not None:
+            return at_op("error", message, target)
+    return located(message, err.op or design_module)
 
 
 def _design(module: ModuleOp) -> d.DesignOp | None:

@@ -431,56 +431,24 @@ CATALOGUE = [
              (layout("c"),), ("c", "col_major")),
 ]  # fmt: skip
 
-# Corruptions the round trip does not report (or not in the document) yet: each is a bug,
-# see the reasons.  xfail(strict=True): fixing one makes its test pass, which fails the run
-# until the mark is removed.
-KNOWN_MISSES = [
-    pytest.param(
-        Mutation("blur-shrink-fused-window", "halo", "blur",
+# Corruptions of fused stages (compute_at): windows that are too small for what the consumer reads
+# in a tile (found by following the tiles' indices), and dropped producers.
+FUSION_CATALOGUE = [
+    Mutation("blur-shrink-fused-window", "halo", "blur",
                  on_loop("y", "((d0 + 2), (d1 + 34))", "((d0 + 2), (d1 + 33))"),
                  (tensor("bx"), stmt("bx"), directive("bx", r"compute_at\b")), ("bx",)),
-        marks=pytest.mark.xfail(strict=True, reason=(
-            "not reported: bx is computed for 33 rows per tile instead of 34, so the last row of every "
-            "32-row tile of out reads a row of bx never written; raise-loop takes the extent of a compute_at "
-            "window from its size-only bound (H + 2) and ignores the window's width")),
-        id="blur-shrink-fused-window"),
-    pytest.param(
-        Mutation("blur-shrink-fused-columns", "halo", "blur",
+    Mutation("blur-shrink-fused-columns", "halo", "blur",
                  on_loop("x", "(d0, (d1 + 256))", "(d0, (d1 + 255))"),
                  (tensor("bx"), stmt("bx"), directive("bx", r"compute_at\b")), ("bx",)),
-        marks=pytest.mark.xfail(strict=True, reason=(
-            "not reported: bx is computed for 255 of the 256 columns each tile of out reads "
-            "(same cause as blur-shrink-fused-window)")),
-        id="blur-shrink-fused-columns"),
-    pytest.param(
-        Mutation("elementwise-shrink-fused-chunk", "halo", "elementwise",
+    Mutation("elementwise-shrink-fused-chunk", "halo", "elementwise",
                  on_loop("j", "(d0, (d1 + 1024))", "(d0, (d1 + 1000))"),
                  (stmt("t1"), directive("t1", r"compute_at\b")), ("t1",)),
-        marks=pytest.mark.xfail(strict=True, reason=(
-            "not reported: t1 is computed for 1000 of the 1024 elements of each chunk out reads "
-            "(same cause as blur-shrink-fused-window)")),
-        id="elementwise-shrink-fused-chunk"),
-    pytest.param(
-        Mutation("blur-drop-fused-stage", "drop stage", "blur", drop_nest("y"),
+    Mutation("blur-drop-fused-stage", "drop stage", "blur", drop_nest("y"),
                  (stmt("bx"), tensor("bx"), directive("bx", r"compute_at\b")), ("bx",)),
-        marks=pytest.mark.xfail(strict=True, reason=(
-            "reported ('reads temporary bx but never writes it') but located at `parallel yo` -- the "
-            "origin of the loop around the loop.alloc -- not at bx's statement, tensor or compute_at")),
-        id="blur-drop-fused-stage"),
-    pytest.param(
-        Mutation("elementwise-drop-fused-stage", "drop stage", "elementwise", drop_nest("i_1"),
+    Mutation("elementwise-drop-fused-stage", "drop stage", "elementwise", drop_nest("i_1"),
                  (stmt("t1"), tensor("t1"), directive("t1", r"compute_at\b")), ("t1",)),
-        marks=pytest.mark.xfail(strict=True, reason=(
-            "reported but located at `parallel i` (the loop around the loop.alloc), not at t1's "
-            "statement, tensor or compute_at")),
-        id="elementwise-drop-fused-stage"),
-    pytest.param(
-        Mutation("blur-root-drop-stage", "drop stage", "blur_root", drop_nest("y"),
+    Mutation("blur-root-drop-stage", "drop stage", "blur_root", drop_nest("y"),
                  (stmt("bx"), tensor("bx")), ("bx",)),
-        marks=pytest.mark.xfail(strict=True, reason=(
-            "reported with no location at all (file '<loop.alloc>', line 0): a temporary allocated "
-            "outside every loop has no origin to fall back on")),
-        id="blur-root-drop-stage"),
 ]  # fmt: skip
 
 # Corruptions of the examples with packs and register blocks (gemm, batch_matmul, conv2d).
@@ -493,6 +461,12 @@ REGISTER_BLOCKED_CATALOGUE = [
              (stmt("C"),), ("initialisation", "C")),
     Mutation("batch_matmul-drop-parallel", "parallel mark", "batch_matmul", drop_mark("b", "parallel"),
              (directive("C", r"parallel b\b"),), ("b", "parallel")),
+    Mutation("gemm-drop-jammed-copy", "unroll_jam", "gemm", replace("loop.store %4, %C_acc1", "// "),
+             (directive("C", r"unroll_jam ii\b"),), ("ii", "copies")),
+    Mutation("gemm-drop-tile-write-back", "unroll_jam", "gemm", replace("loop.store %C_13, %C", "// "),
+             (directive("C", r"unroll_jam ii\b"),), ("C_acc0", "never stored back")),
+    Mutation("conv2d-drop-parallel", "parallel mark", "conv2d", drop_mark("fo", "parallel"),
+             (directive("O", r"parallel fo\b"),), ("fo", "parallel")),
 ]  # fmt: skip
 
 
@@ -526,8 +500,8 @@ def test_mutation_is_reported_in_the_document(m: Mutation):
     check_reported(m)
 
 
-@pytest.mark.parametrize("m", KNOWN_MISSES)
-def test_known_miss(m: Mutation):
+@pytest.mark.parametrize("m", FUSION_CATALOGUE, ids=lambda m: m.id)
+def test_fusion_mutation_is_reported(m: Mutation):
     check_reported(m)
 
 
