@@ -290,7 +290,6 @@ def _origin(buf: Buffer, reading: KernelReading) -> list[Linear]:
     zero = [Linear() for _ in range(buf.rank)]
     if buf.alloc is None:
         return zero
-    around = {f.var for f in enclosing(buf.alloc, reading)}
     found: list[Linear] | None = None
     for use in buf.value.uses:
         st = use.operation
@@ -302,7 +301,7 @@ def _origin(buf: Buffer, reading: KernelReading) -> list[Linear]:
         origin = []
         for i in index:
             assert i is not None
-            own = [v for v in i.vars() if _is_own_point(v, around, reading)]
+            own = [v for v in i.vars() if _is_own_point(v, buf, reading)]
             origin.append(i.only(own) - i.without([]).only(i.vars()))  # constants are offsets, not the tile
         if found is None:
             found = origin
@@ -325,12 +324,12 @@ def _origin(buf: Buffer, reading: KernelReading) -> list[Linear]:
     return found if found is not None else zero
 
 
-def _is_own_point(var: SSAValue, around: set[SSAValue], reading: KernelReading) -> bool:
-    if var in around or var in reading.sizes:
-        return False
+def _is_own_point(var: SSAValue, buf: Buffer, reading: KernelReading) -> bool:
+    """A step-1 loop of the temporary's own stage (its last store inside is to the temporary):
+    the loops of a consumer around it, even step-1 ones, give the tile's origin."""
     for facts in reading.loops.values():
         if facts.var is var:
-            return facts.step == 1
+            return facts.step == 1 and reading.owner.get(facts.op) is buf.value
     return False
 
 

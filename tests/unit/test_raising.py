@@ -496,21 +496,12 @@ KNOWN_FALSE_ALARMS = [
         id="blur-serial-consumer"),
     pytest.param(
         _without_line("elementwise", "    parallel i"),
-        marks=pytest.mark.xfail(strict=True, reason=(
-            "the elementwise example without `parallel i`: same as blur-serial-consumer for t1 (jo)")),
         id="elementwise-serial-consumer"),
     pytest.param(
         with_schedules("blur", {"out": ["split y by 2 -> yo, yi", "parallel yo"], "bx": ["compute_at out.yi"]}),
-        marks=pytest.mark.xfail(strict=True, reason=(
-            "compute_at a point loop (yi) below the parallel loop: bx's alloc sits in yo, and raise-loop "
-            "takes yi for one of bx's own loops: 'cannot raise temporary bx: a dimension is never written "
-            "along a loop'")),
         id="compute-at-inner-point-loop"),
     pytest.param(
         with_schedules("elementwise", {"out": ["parallel i"], "t2": ["compute_at out.i"], "t1": ["compute_at t2.i"]}),
-        marks=pytest.mark.xfail(strict=True, reason=(
-            "two levels of fusion (t1 at t2.i, t2 at out.i): raise-loop fails with 'cannot raise temporary t1: "
-            "a dimension is never written along a loop'")),
         id="two-level-fusion"),
     pytest.param(
         with_schedules("blur", {"out": ["parallel y"], "bx": ["split y by 3 -> yo, yi", "compute_at out.y"]}),
