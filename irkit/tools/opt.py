@@ -32,6 +32,15 @@ contain.  Diagnostics on no input line are matched with `@unknown`.  The
 notes irkit-opt adds itself (`while running pass 'x'`) are context and need
 no annotation.
 
+`--check-semantics` (see `irkit.checks.semantics`) runs the program before
+the first pass and after every pass on small random inputs -- the numpy
+oracle for design and tensorop IR, compiled C (or `irkit.backends.loop_interp`
+without a compiler, or with `--check-semantics=interp`) for loop IR -- and
+compares the outputs.  A pass that changes them is an error at the statement
+computing the output, naming the pass, the first differing element and the
+sizes; what was checked, and which passes were not (perf IR cannot run), are
+notes.
+
 Output chunks of `--split-input-file` are separated by `// -----` for MLIR
 and by `# -----` for `--emit design`, the separator a `.design` file splits on
 (`// -----` is not a comment in the design language).
@@ -49,6 +58,7 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from io import StringIO
+from typing import TYPE_CHECKING, TypeVar
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
@@ -62,11 +72,17 @@ from irkit.diagnostics import Diagnostic, DiagnosticError, SourceManager, render
 from irkit.tools import pipeline as pipeline_mod
 from irkit.tools import verify_diagnostics as vd
 
+if TYPE_CHECKING:
+    from irkit.checks.semantics import Finding, SemanticCheck
+
+T = TypeVar("T")
+
 PROG = "irkit-opt"
 EXIT_OK, EXIT_INPUT, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 DESIGN_SUFFIXES = (".design", ".hw")
 _MLIR_SPLIT = re.compile(r"^\s*// -----\s*$")
 _DESIGN_SPLIT = re.compile(r"^\s*(?://|#) -----\s*$")
+CHECK_ENGINES = ("auto", "c", "interp")  # irkit.checks.semantics.ENGINES, without importing it for --help
 
 
 class UsageError(Exception):
@@ -113,6 +129,29 @@ def build_arg_parser() -> argparse.ArgumentParser:
         "--print-ir-after-failure", action="store_true", help="print the IR as the failing pass received it (to stderr)"
     )
     p.add_argument("--time-passes", action="store_true", help="print a timing table (to stderr)")
+    p.add_argument(
+        "--check-semantics",
+        action="store_true",
+        help="after every pass, run the program before and after it on small random inputs and compare the "
+        "outputs (numpy oracle for design/tensorop IR; compiled C, or the loop interpreter without a C "
+        "compiler, for loop IR); a pass that changes the results is an error naming the pass and the first "
+        "differing element.  --check-semantics=ENGINE is short for --check-semantics "
+        "--check-semantics-engine=ENGINE",
+    )
+    p.add_argument(
+        "--check-semantics-engine",
+        choices=CHECK_ENGINES,
+        default="auto",
+        help="how --check-semantics runs loop IR: auto (compiled C if $CC or cc is found, else the "
+        "interpreter; default), c (compiled C only), interp (irkit's loop interpreter, no compiler needed)",
+    )
+    p.add_argument(
+        "--check-semantics-size",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="run --check-semantics at this size instead of the small one it picks (repeatable)",
+    )
     p.add_argument("--split-input-file", action="store_true", help="process '// -----'-separated chunks independently")
     p.add_argument(
         "--verify-diagnostics",
@@ -228,7 +267,8 @@ class Timer:
     def report(self, pass_labels: list[str]) -> str:
         total = time.perf_counter() - self.started
         out = ["===- irkit-opt timing report (wall clock) -===", f"{'seconds':>10}  step"]
-        order = ["parse", *(f"pass {label}" for label in pass_labels), "verify", "print"]
+        checks = ["check semantics"] if "check semantics" in self.rows else []
+        order = ["parse", *(f"pass {label}" for label in pass_labels), "verify", *checks, "print"]
         for label in order:
             out.append(f"{self.rows.get(label, 0.0):10.4f}  {label}")
         out.append(f"{total:10.4f}  total")
@@ -261,6 +301,9 @@ class Options:
     print_after_failure: bool = False
     verify_diagnostics: bool = False
     json: bool = False
+    check_semantics: bool = False
+    check_engine: str = "auto"
+    check_sizes: dict[str, int] = field(default_factory=dict)
 
 
 class Driver:
@@ -292,6 +335,7 @@ class Driver:
         self.loc_lines: dict[tuple[str, int, int], set[int]] = {}
         self.loc_lines_by_line: dict[tuple[str, int], set[int]] = {}
         self.op_lines: dict[Operation, tuple[int, int]] = {}
+        self.checker: SemanticCheck | None = None  # the chunk's semantic check, with --check-semantics
 
     # ---- small helpers
     def _time(self, label: str, start: float) -> None:
@@ -419,6 +463,61 @@ class Driver:
                 self.loc_lines.setdefault((*key, loc.column.data), set()).add(written[0])
                 self.loc_lines_by_line.setdefault(key, set()).add(written[0])
 
+    # ---- --check-semantics
+    def _start_check(self, module: ModuleOp) -> None:
+        """A fresh semantic check for this chunk, started on the input (nothing without the flag)."""
+        self.checker = None
+        if not self.opts.check_semantics:
+            return
+        from irkit.checks.semantics import SemanticCheck
+
+        checker = SemanticCheck(self.opts.check_engine, self.opts.check_sizes)
+        self.checker = checker
+        self._checking(lambda: checker.start(module))
+
+    def _checking(self, step: Callable[[], T]) -> T:
+        """Run one step of the check: timed, its notes emitted, a setup problem an error of the chunk."""
+        from irkit.checks.semantics import CheckSetupError
+
+        start = time.perf_counter()
+        try:
+            return step()
+        except CheckSetupError as exc:
+            self._emit([Diagnostic("error", str(exc), self.filename)])
+            raise _ChunkFailed() from None
+        except Exception as exc:
+            raise InternalError(f"internal error in the semantic check: {type(exc).__name__}: {exc}", exc) from exc
+        finally:
+            self._time("check semantics", start)
+            if self.checker is not None:
+                for note in self.checker.take_notes():
+                    self._emit([], note)
+
+    def _check_pass(self, index: int, module: ModuleOp, before: ModuleOp | None) -> None:
+        """Compare the program after pass `index` with the one before it; a difference ends the chunk."""
+        checker = self.checker
+        if checker is None:
+            return
+        label = self.labels[index]
+        finding = self._checking(lambda: checker.after_pass(label, module))
+        if finding is None:
+            return
+        if before is not None:
+            self._dump(f"IR before {label} (it changed the results)", before)
+            self._dump(f"IR after {label}", module)
+        self._emit([self._finding_diagnostic(finding)])
+        raise _ChunkFailed()
+
+    def _finding_diagnostic(self, finding: Finding) -> Diagnostic:
+        """The error for a pass that changed the results: at the statement computing the tensor, if known."""
+        op = finding.op
+        if op is not None and (isinstance(op.location, FileLineColLoc) or op in self.op_lines):
+            diag = self._op_diagnostic(op, finding.message)
+        else:
+            diag = Diagnostic("error", finding.message, self.filename)
+        diag.notes.extend(Diagnostic("note", n, self.filename) for n in finding.notes)
+        return diag
+
     def _run_pass(self, index: int, p: ModulePass, module: ModuleOp) -> None:
         label = self.labels[index]
         before = module.clone() if self.opts.print_after_failure else None
@@ -454,6 +553,7 @@ class Driver:
                     self._dump(f"IR after {p.name} (does not verify)", module)
                 self._emit([bad], f"the IR produced by pass '{p.name}' does not verify")
                 raise _ChunkFailed()
+        self._check_pass(index, module, before)
 
     def _output(self, module: ModuleOp) -> str:
         start = time.perf_counter()
@@ -542,6 +642,7 @@ class Driver:
         """(status, output text or None) for one chunk (`text` padded to its real lines)."""
         self.emitted, self.context_notes, self.extra_lines = [], set(), {}
         self.loc_lines, self.loc_lines_by_line, self.op_lines = {}, {}, {}
+        self.checker = None
         output: str | None = None
         status = EXIT_OK
         try:
@@ -550,8 +651,12 @@ class Driver:
             if bad is not None:
                 self._emit([bad])
                 raise _ChunkFailed()
+            self._start_check(module)
             for index, p in enumerate(self.passes):
                 self._run_pass(index, p, module)
+            if self.checker is not None:
+                for note in self.checker.summary():
+                    self._emit([], note)
             if not self.opts.verify_diagnostics:
                 output = self._output(module)
         except _ChunkFailed:
@@ -598,8 +703,42 @@ def _list_passes(passes: dict[str, pipeline_mod.PassFactory]) -> str:
     return "\n".join(out) + "\n"
 
 
+def expand_check_option(argv: list[str]) -> list[str]:
+    """`--check-semantics=ENGINE` as `--check-semantics --check-semantics-engine=ENGINE`.
+
+    argparse cannot give a flag an optional value without the flag swallowing
+    the input file written after it (`irkit-opt --check-semantics doc.design`).
+    """
+    out: list[str] = []
+    for arg in argv:
+        if arg == "--":
+            out.extend(argv[len(out) :])
+            break
+        if arg.startswith("--check-semantics="):
+            out += ["--check-semantics", "--check-semantics-engine=" + arg.split("=", 1)[1]]
+        else:
+            out.append(arg)
+    return out
+
+
+def parse_check_sizes(items: list[str]) -> dict[str, int]:
+    """`--check-semantics-size NAME=VALUE` options as a dict; a malformed one is a `UsageError`."""
+    sizes: dict[str, int] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.isidentifier():
+            raise UsageError(f"--check-semantics-size expects NAME=VALUE, got '{item}'")
+        try:
+            sizes[name] = int(value)
+        except ValueError:
+            raise UsageError(f"--check-semantics-size {name}: '{value}' is not an integer") from None
+        if sizes[name] <= 0:
+            raise UsageError(f"--check-semantics-size {name}: sizes are positive, got {sizes[name]}")
+    return sizes
+
+
 def _run(argv: list[str] | None) -> int:
-    args = build_arg_parser().parse_args(argv)
+    args = build_arg_parser().parse_args(expand_check_option(sys.argv[1:] if argv is None else list(argv)))
     if args.version:
         sys.stdout.write(f"{PROG} {version_string()}\n")
         return EXIT_OK
@@ -635,6 +774,9 @@ def _run(argv: list[str] | None) -> int:
         print_after_failure=args.print_ir_after_failure,
         verify_diagnostics=args.verify_diagnostics,
         json=args.diagnostics_format == "json",
+        check_semantics=args.check_semantics,
+        check_engine=args.check_semantics_engine,
+        check_sizes=parse_check_sizes(args.check_semantics_size),
     )
     ctx = None
 
