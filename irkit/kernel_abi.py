@@ -129,6 +129,15 @@ def kernel_args(kernel: func.FuncOp) -> tuple[list[SizeArg], list[TensorArg]]:
     sizes: list[SizeArg] = []
     tensors: list[TensorArg] = []
     attrs = kernel.arg_attrs.data if kernel.arg_attrs is not None else []
+    if len(attrs) != len(kernel.body.block.args) or any(NAME not in a.data for a in attrs):
+        from irkit.diagnostics import DiagnosticError, at_op
+
+        raise DiagnosticError([at_op(
+            "error",
+            f"function @{kernel.sym_name.data} is not an irkit kernel: every argument needs an '{NAME}' "
+            "attribute (and tensors 'irkit.role' and 'irkit.shape'); see irkit/kernel_abi.py",
+            kernel,
+        )])  # fmt: skip
     for arg, dattr in zip(kernel.body.block.args, attrs):
         d = dattr.data
         name = d[NAME].data  # type: ignore[attr-defined]
@@ -145,7 +154,11 @@ def find_kernels(module) -> list[func.FuncOp]:
     return [op for op in module.body.block.ops if isinstance(op, func.FuncOp)]
 
 
-def kernel_function(name: str, sizes: list[tuple[str, int | None]], tensors: list[tuple[str, str, str, AffineMap, list[int] | None, int | None]]) -> func.FuncOp:
+def kernel_function(
+    name: str,
+    sizes: list[tuple[str, int | None]],
+    tensors: list[tuple[str, str, str, AffineMap, list[int] | None, int | None]],
+) -> func.FuncOp:
     """An empty kernel `func.func` (body without terminator) for the given sizes and tensors.
 
     `tensors` rows are (name, dtype, role, shape map, storage order or None, align or None).

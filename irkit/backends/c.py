@@ -610,6 +610,10 @@ class KernelEmitter:
         kname = check_name(k.sym_name.data, "kernel", k)
         try:
             sizes, tensors = kernel_args(k)
+        except DiagnosticError:  # an argument without its irkit.* attributes
+            raise self.fail(
+                f"function @{kname}: every argument needs irkit.name (and irkit.role/shape for tensors)", k
+            ) from None
         except (KeyError, IndexError, AttributeError) as exc:
             raise self.fail(f"function @{kname} is not an irkit kernel (argument attributes: {exc})", k) from None
         if len(sizes) + len(tensors) != len(k.body.block.args):

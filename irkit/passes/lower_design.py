@@ -346,6 +346,11 @@ class LowerDesignPass(ModulePass):
         designs = [o for o in op.body.block.ops if isinstance(o, d.DesignOp)]
         if not designs:
             raise DiagnosticError([at_op("error", "lower-design: the module holds no design.design to lower", op)])
+        from irkit.checks.design import check_module
+
+        errors = [diag for diag in check_module(op) if diag.severity == "error"]
+        if errors:  # a document the checker rejects has no meaning to lower
+            raise DiagnosticError(errors)
         rewriter = Rewriter()
         for design in designs:
             rewriter.replace_op(design, Lowering(design).run())
