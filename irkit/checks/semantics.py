@@ -138,7 +138,7 @@ def _kernel_level(kernel: func.FuncOp) -> Program:
         return Program(None, reason=f"@{kernel.sym_name.data} has no body")
     try:
         sizes, tensors = kernel_args(kernel)
-    except (KeyError, AttributeError, IndexError, ValueError):
+    except (DiagnosticError, KeyError, AttributeError, IndexError, ValueError):
         sizes, tensors = [], []
     if len(sizes) + len(tensors) != len(kernel.body.block.args) or not tensors:
         return Program(None, reason=f"@{kernel.sym_name.data} is not an irkit kernel (no irkit.name/irkit.role)")

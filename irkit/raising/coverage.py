@@ -24,7 +24,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from irkit.dialects import loop as lp
 from irkit.raising.linear import Atom, Linear, map_results
 
-BUDGET = 2_000_000  # accesses followed per sample size before the check gives up (it then passes)
+BUDGET = 400_000  # accesses followed per sample size before the check gives up (it then passes)
 
 
 @dataclass
@@ -41,8 +41,12 @@ class _OutOfBudget(Exception):
     pass
 
 
-def first_uncomputed(kernel: func.FuncOp, temps: set[SSAValue], sizes: dict[SSAValue, str]) -> Uncomputed | None:
-    """The first read of an element no store of its tile wrote, at sample sizes; None if none."""
+def first_uncomputed(
+    kernel: func.FuncOp, temps: set[SSAValue], sizes: dict[SSAValue, str], tiles: set[SSAValue] | None = None
+) -> Uncomputed | None:
+    """The first read of an element no store of its tile wrote, at sample sizes; None if none.
+    `tiles`: variables of the loops that pick a tile (the temporaries' origins); like the loops
+    around an allocation, they are taken at their first and last values only."""
     if not temps:
         return None
     touching = _touching(kernel, temps)
@@ -50,7 +54,7 @@ def first_uncomputed(kernel: func.FuncOp, temps: set[SSAValue], sizes: dict[SSAV
     n = max(steps, default=1) + 7
     for value in (n, 5):
         env: dict[SSAValue, int] = {s: value for s in sizes}
-        runner = _Runner(temps, touching)
+        runner = _Runner(temps, touching, tiles or set())
         try:
             found = runner.block(kernel.body.block, env, set())
         except _OutOfBudget:
@@ -82,8 +86,8 @@ def _eval(form: Linear, env: dict) -> int:
 
 
 class _Runner:
-    def __init__(self, temps: set[SSAValue], touching: set[Operation]):
-        self.temps, self.touching = temps, touching
+    def __init__(self, temps: set[SSAValue], touching: set[Operation], tiles: set[SSAValue]):
+        self.temps, self.touching, self.tiles = temps, touching, tiles
         self.computed: dict[SSAValue, set[tuple[int, ...]]] = {}
         self.steps = 0
         self.maps: dict[tuple[Operation, str], list[Linear]] = {}
@@ -117,7 +121,9 @@ class _Runner:
     def loop(self, op: lp.ForOp, env: dict, allocs_above: set) -> tuple | None:
         values = list(self.range(op, env))
         holds_alloc = any(isinstance(o, lp.AllocOp) and o.results[0] in self.temps for o in op.body.block.ops)
-        if holds_alloc and len(values) > 2:  # tiles repeat: the first and the last show every case
+        if (holds_alloc or op.induction_var in self.tiles) and len(
+            values
+        ) > 2:  # tiles repeat: the first and the last show every case
             values = [values[0], values[-1]]
         for v in values:
             found = self.block(op.body.block, {**env, op.induction_var: v}, allocs_above)

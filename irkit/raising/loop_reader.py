@@ -313,6 +313,8 @@ def _origin(buf: Buffer, reading: KernelReading) -> list[Linear]:
             buf.alloc,
             stage=buf.name,
         )
+    if found is not None:
+        found = _contracted(buf, found, reading)
     if found is not None and any(o.coeffs or o.const for o in found):
         for o, i in zip(found, range(buf.rank)):
             if any(abs(c) != 1 for c in o.coeffs.values()):
@@ -322,6 +324,28 @@ def _origin(buf: Buffer, reading: KernelReading) -> list[Linear]:
                     buf.alloc,
                 )
     return found if found is not None else zero
+
+
+def _contracted(buf: Buffer, origin: list[Linear], reading: KernelReading) -> list[Linear]:
+    """A dimension of extent 1 that every access indexes by a constant holds one element per
+    iteration of the innermost step-1 loop around all the accesses (a per-row maximum of an
+    unscheduled softmax): that loop's variable is its origin."""
+    assert buf.alloc is not None
+    shape = buf.alloc.shape.data.results
+    accesses = [u.operation for u in buf.value.uses if isinstance(u.operation, lp.LoadOp | lp.StoreOp)]
+    indices = [map_results(a.map.data, list(a.indices)) for a in accesses]
+    common: list[LoopFacts] | None = None
+    for a in accesses:
+        loops = enclosing(a, reading)
+        common = loops if common is None else [x for x, y in zip(common, loops) if x is y]
+    rows = [f for f in (common or []) if f.step == 1]
+    out = list(origin)
+    for d in range(buf.rank):
+        if origin[d].coeffs or not rows or str(shape[d]) != "1":
+            continue
+        if all(index[d] is not None and not index[d].coeffs for index in indices):  # type: ignore[union-attr]
+            out[d] = Linear.of(rows[-1].var)
+    return out
 
 
 def _is_own_point(var: SSAValue, buf: Buffer, reading: KernelReading) -> bool:
@@ -339,7 +363,8 @@ def check_tiles(reading: KernelReading) -> None:
     from irkit.raising.coverage import first_uncomputed
 
     tiled = {b.value for b in reading.buffers.values() if b.temp and b.origin and any(o.coeffs for o in b.origin)}
-    found = first_uncomputed(reading.kernel, tiled, reading.sizes)
+    tiles = {v for b in reading.buffers.values() if b.value in tiled for o in b.origin or [] for v in o.coeffs}
+    found = first_uncomputed(reading.kernel, tiled, reading.sizes, tiles)  # type: ignore[arg-type]
     if found is None:
         return
     at = ", ".join(str(i) for i in found.index)
