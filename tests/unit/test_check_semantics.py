@@ -235,8 +235,8 @@ def test_out_of_bounds_store_is_reported_not_a_crash(engine, capsys, wrong_passe
     assert status == 1
     assert "error: pass 'test-swap-first-store' broke the program" in err
     assert "store out of bounds: C[5, 0] is outside its shape [5, 7]" in err
-    if engine == "auto" and HAS_CC:
-        assert "the compiled kernel crashed" in err or "changed the results" in err
+    if engine == "auto" and HAS_CC:  # what the compiled C does with the stray store varies from run to run
+        assert any(words in err for words in ("the compiled kernel crashed", "changed the results", " before, "))
 
 
 def test_print_ir_after_failure_shows_both_sides(capsys, wrong_passes):
