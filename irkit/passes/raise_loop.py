@@ -45,9 +45,9 @@ def located(message: str, op: Operation) -> Diagnostic:
 class RaiseLoopPass(ModulePass):
     """Rebuild each loop-level kernel as tensorop: every store becomes a fill or a generic whose
     domain, indexing maps, iterator kinds and body are read from the loops' bounds and steps,
-    the access maps and the scalar ops (splits, tiles and compute_at temporaries undone); the
-    schedule the loops implement is recovered into each generic's `schedule`.  Register tiles
-    (unroll_jam) and packed copies are not raised yet: a located error says so."""
+    the access maps and the scalar ops (packs, register blocks and their tails, splits, tiles
+    and compute_at temporaries undone); the schedule the loops implement is recovered into each
+    generic's `schedule`.  What cannot be raised is a located error (docs/raising.md)."""
 
     name = "raise-loop"
 

@@ -160,7 +160,9 @@ def build_arg_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--diagnostics-format", choices=("text", "json"), default="text", help="how diagnostics are printed")
     p.add_argument("--allow-unregistered-dialect", action="store_true", help="accept ops of unknown dialects")
-    p.add_argument("--list-passes", action="store_true", help="list the available passes and their options, then exit")
+    p.add_argument("--list-passes", action="store_true", help="list every pass with its options and summary, then exit")
+    p.add_argument("--list-dialects", action="store_true", help="list every dialect with its summary, then exit")
+    p.add_argument("--help-pass", metavar="NAME", help="print a pass's full description and options, then exit")
     p.add_argument("--version", action="store_true", help="print the version and exit")
     return p
 
@@ -691,16 +693,21 @@ def read_input(path: str) -> tuple[str, str]:
         raise UsageError(f"cannot read '{path}': {exc.strerror or exc}") from None
 
 
-def _list_passes(passes: dict[str, pipeline_mod.PassFactory]) -> str:
-    out = []
-    for name in sorted(passes):
-        try:
-            fields = pipeline_mod._option_fields(passes[name]())
-            opts = " ".join(f"{n.replace('_', '-')}" for n in fields)
-        except Exception:
-            opts = "(cannot load)"
-        out.append(f"{name}{'{' + opts + '}' if opts else ''}")
-    return "\n".join(out) + "\n"
+def _discovery(args: argparse.Namespace, available: dict[str, pipeline_mod.PassFactory]) -> int:
+    """--list-passes, --list-dialects, --help-pass (irkit/tools/discovery.py)."""
+    from irkit.tools import discovery
+
+    if args.help_pass:
+        if args.help_pass not in available:
+            near = pipeline_mod.closest(args.help_pass, available)
+            hint = f"; did you mean '{near}'?" if near else "; see --list-passes"
+            raise UsageError(f"unknown pass '{args.help_pass}'{hint}")
+        sys.stdout.write(discovery.help_pass(args.help_pass, available))
+    if args.list_passes:
+        sys.stdout.write(discovery.list_passes(available))
+    if args.list_dialects:
+        sys.stdout.write(discovery.list_dialects(make_full_context()))
+    return EXIT_OK
 
 
 def expand_check_option(argv: list[str]) -> list[str]:
@@ -746,9 +753,8 @@ def _run(argv: list[str] | None) -> int:
     from irkit.passes.registry import all_passes
 
     available = all_passes()
-    if args.list_passes:
-        sys.stdout.write(_list_passes(available))
-        return EXIT_OK
+    if args.list_passes or args.list_dialects or args.help_pass:
+        return _discovery(args, available)
     try:
         passes = pipeline_mod.parse(args.passes, available)
     except pipeline_mod.PipelineError as exc:

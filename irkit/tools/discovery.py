@@ -1,0 +1,97 @@
+"""What `irkit-opt --list-passes`, `--list-dialects` and `--help-pass NAME` print.
+
+Passes and dialects come from the same registries the pass runner uses
+(irkit's own plus xDSL's multiverse, so installed plugins are listed too).
+A pass is described by its class: the pipeline name, the options (dataclass
+fields: name, type, default) and the docstring, whose first sentence is the
+one-line summary.  A dialect is described by the docstring of the module
+that defines its operations.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from irkit.tools import pipeline as pipeline_mod
+
+
+def description(cls: type) -> str | None:
+    """A class's own docstring (not the signature dataclasses write when there is none)."""
+    doc = cls.__doc__
+    if doc is None or doc.startswith(f"{cls.__name__}("):
+        return None
+    return doc
+
+
+def summary(doc: str | None) -> str:
+    """The first sentence of a docstring, on one line."""
+    text = " ".join(inspect.cleandoc(doc or "").split())
+    if not text:
+        return "(no description)"
+    end = text.find(". ")
+    return text if end < 0 else text[: end + 1]
+
+
+def _default(field: dataclasses.Field) -> str:
+    if field.default is not dataclasses.MISSING:
+        return repr(field.default)
+    if field.default_factory is not dataclasses.MISSING:  # type: ignore[misc]
+        return repr(field.default_factory())  # type: ignore[misc]
+    return "required"
+
+
+def options(cls: type) -> list[str]:
+    """`name: type = default` for each option of a pass class."""
+    hints = pipeline_mod._option_fields(cls)
+    out = []
+    for field in dataclasses.fields(cls):
+        if field.name not in hints:
+            continue
+        out.append(f"{field.name.replace('_', '-')}: {pipeline_mod.type_repr(hints[field.name])} = {_default(field)}")
+    return out
+
+
+def list_passes(passes: dict[str, Callable[[], type]]) -> str:
+    """Every pass: its name with options, then its summary indented."""
+    lines = []
+    for name in sorted(passes):
+        try:
+            cls = passes[name]()
+        except Exception as exc:  # a plugin that fails to import is listed, not fatal
+            lines += [name, f"    (cannot load: {type(exc).__name__}: {exc})"]
+            continue
+        opts = options(cls)
+        lines.append(name + ("{" + ", ".join(opts) + "}" if opts else ""))
+        lines.append("    " + summary(description(cls)))
+    return "\n".join(lines) + "\n"
+
+
+def help_pass(name: str, passes: dict[str, Callable[[], type]]) -> str:
+    """The full description of one pass."""
+    cls = passes[name]()
+    lines = [name, "", inspect.cleandoc(description(cls) or "(no description)"), ""]
+    opts = options(cls)
+    lines.append("Options:" if opts else "Options: none")
+    lines += [f"  {o}" for o in opts]
+    module = inspect.getmodule(cls)
+    lines += ["", f"Defined in {module.__name__ if module else '?'} ({cls.__name__})."]
+    return "\n".join(lines) + "\n"
+
+
+def list_dialects(ctx: Any) -> str:
+    """Every registered dialect: its name and the summary of the module that defines it."""
+    lines = []
+    for name in sorted(ctx.registered_dialect_names):
+        try:
+            dialect = ctx.get_optional_dialect(name)
+        except Exception as exc:
+            lines += [name, f"    (cannot load: {type(exc).__name__}: {exc})"]
+            continue
+        ops = list(dialect.operations) if dialect is not None else []
+        module = inspect.getmodule(ops[0]) if ops else None
+        lines.append(f"{name} ({len(ops)} operation{'s' if len(ops) != 1 else ''})")
+        lines.append("    " + summary(module.__doc__ if module else None))
+    return "\n".join(lines) + "\n"
