@@ -617,6 +617,10 @@ def replay(op: t.GenericOp, rename: dict[str, str] | None = None) -> Nest:
     return nest
 
 
+def _schedule_diff(stage: str, message: str, loc: str | None = None) -> Difference:
+    return Difference(stage, "schedule", message, loc)
+
+
 def _move_marks(nest: Nest, old: str, outer: str, inner: str) -> None:
     """A split loop's marks go where the lowering puts them: `parallel` on the outer loop,
     `vectorize` and `unroll` (and `unroll_jam`) on the inner one."""
@@ -698,28 +702,20 @@ def _compare_nest(stage: str, dn: Nest, gn: Nest, nests: dict[str, tuple[Nest, N
             loc = dn.locs.get(f"{kind}:{name}")
             if a and not b:
                 out.append(
-                    Difference(
-                        stage,
-                        "schedule",
-                        f"schedule of {stage}: document runs {name} {verb}, generated code does not",
-                        loc,
+                    _schedule_diff(
+                        stage, f"schedule of {stage}: document runs {name} {verb}, generated code does not", loc
                     )
                 )
             elif b and not a:
                 out.append(
-                    Difference(
-                        stage,
-                        "schedule",
-                        f"schedule of {stage}: generated code runs {name} {verb}, the document does not",
+                    _schedule_diff(
+                        stage, f"schedule of {stage}: generated code runs {name} {verb}, the document does not"
                     )
                 )
             else:
                 out.append(
-                    Difference(
-                        stage,
-                        "schedule",
-                        f"schedule of {stage}: document runs {name} {verb} by {a}, generated code by {b}",
-                        loc,
+                    _schedule_diff(
+                        stage, f"schedule of {stage}: document runs {name} {verb} by {a}, generated code by {b}", loc
                     )
                 )
     for tensor in sorted(set(dn.packs) | set(gn.packs)):
@@ -730,26 +726,23 @@ def _compare_nest(stage: str, dn: Nest, gn: Nest, nests: dict[str, tuple[Nest, N
         loc = dn.locs.get(f"pack:{tensor}")
         if a and not b:
             out.append(
-                Difference(
+                _schedule_diff(
                     stage,
-                    "schedule",
                     f"schedule of {stage}: document packs {tensor} at {dn.packs[tensor]}, generated code does not pack it",
                     loc,
                 )
             )
         elif b and not a:
             out.append(
-                Difference(
+                _schedule_diff(
                     stage,
-                    "schedule",
                     f"schedule of {stage}: generated code packs {tensor} at {_label(b, dn)}, the document does not",
                 )
             )
         else:
             out.append(
-                Difference(
+                _schedule_diff(
                     stage,
-                    "schedule",
                     f"schedule of {stage}: document packs {tensor} at {dn.packs[tensor]}, generated code at {_label(b, dn)}",
                     loc,
                 )
@@ -777,9 +770,8 @@ def _compare_placement(stage: str, dn: Nest, gn: Nest, nests: dict[str, tuple[Ne
     else:
         text_b = "at the root"
     return [
-        Difference(
+        _schedule_diff(
             stage,
-            "schedule",
             f"schedule of {stage}: document computes it {text_a}, generated code {text_b}",
             dn.locs.get("compute_at"),
         )

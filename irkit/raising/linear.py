@@ -156,3 +156,31 @@ def map_results(amap: AffineMap, operands: Sequence[SSAValue]) -> list[Linear | 
     """Each result of `amap` applied to `operands` (the map's dimensions), as a linear form."""
     dims = [Linear.of(v) for v in operands]
     return [linear_of(r, dims) for r in amap.results]
+
+
+def affine_map_of(forms: Sequence[Linear]) -> tuple[AffineMap, list[SSAValue]]:
+    """`forms` as one affine map over the SSA values they use (its operands, in first-use order);
+    floordiv atoms become `floordiv` expressions."""
+    operands: list[SSAValue] = []
+
+    def collect(f: Linear) -> None:
+        for key in f.coeffs:
+            if isinstance(key, Atom):
+                collect(key.inner)
+            elif key not in operands:
+                operands.append(key)  # type: ignore[arg-type]
+
+    def expr_of(f: Linear) -> AffineExpr:
+        expr = AffineExpr.constant(f.const)
+        for key, c in f.coeffs.items():
+            term = expr_of(key.inner) // key.q if isinstance(key, Atom) else AffineExpr.dimension(operands.index(key))
+            expr = expr + term * c
+        return expr
+
+    for f in forms:
+        collect(f)
+    return AffineMap(len(operands), 0, tuple(expr_of(f) for f in forms)), operands
+
+
+def has_floordiv(forms: Sequence[Linear]) -> bool:
+    return any(isinstance(key, Atom) for f in forms for key in f.coeffs)

@@ -30,10 +30,10 @@ import itertools
 
 from xdsl.dialects import arith, func
 from xdsl.ir import Block, Operation, Region, SSAValue
-from xdsl.ir.affine import AffineExpr, AffineMap
+from xdsl.ir.affine import AffineMap
 
 from irkit.dialects import loop as lp
-from irkit.raising.linear import Atom, Linear, map_results
+from irkit.raising.linear import Atom, Linear, affine_map_of, has_floordiv, map_results
 from irkit.raising.loop_reader import RaiseError
 
 
@@ -68,20 +68,9 @@ def _subst(form: Linear, var: SSAValue, by: Linear) -> Linear:
 
 
 def _map_of(forms: list[Linear]) -> tuple[AffineMap, list[SSAValue]]:
-    operands: list[SSAValue] = []
-    for f in forms:
-        for key in f.coeffs:
-            if isinstance(key, Atom):
-                raise RaiseError("cannot raise an access whose index keeps a floordiv")
-            if key not in operands:
-                operands.append(key)  # type: ignore[arg-type]
-    results = []
-    for f in forms:
-        expr = AffineExpr.constant(f.const)
-        for key, c in f.coeffs.items():
-            expr = expr + AffineExpr.dimension(operands.index(key)) * c  # type: ignore[arg-type]
-        results.append(expr)
-    return AffineMap(len(operands), 0, tuple(results)), operands
+    if has_floordiv(forms):
+        raise RaiseError("cannot raise an access whose index keeps a floordiv")
+    return affine_map_of(forms)
 
 
 def _own_nest(op: Operation) -> Operation:
@@ -291,8 +280,8 @@ def _signature(st: lp.StoreOp, v: SSAValue, shift: int) -> str:
 
 def _set_bounds(loop: lp.ForOp, lower: list[Linear], upper: list[Linear], step: int | None = None) -> lp.ForOp:
     """A copy of `loop` with new bounds (and step), its body moved over; the old loop is erased."""
-    lo_map, lo_ops = _map_of_atoms(lower)
-    up_map, up_ops = _map_of_atoms(upper)
+    lo_map, lo_ops = affine_map_of(lower)
+    up_map, up_ops = affine_map_of(upper)
     new = lp.ForOp(lo_map, lo_ops, up_map, up_ops, step or loop.step_value, loop.loop_name.data, Region())
     for key, value in loop.properties.items():
         if key not in ("lower", "upper", "step", "operandSegmentSizes"):
@@ -305,33 +294,6 @@ def _set_bounds(loop: lp.ForOp, lower: list[Linear], upper: list[Linear], step: 
     loop.detach()
     loop.erase()
     return new
-
-
-def _map_of_atoms(forms: list[Linear]) -> tuple[AffineMap, list[SSAValue]]:
-    """Like `_map_of`, but floordiv atoms become `floordiv` expressions."""
-    operands: list[SSAValue] = []
-
-    def collect(f: Linear) -> None:
-        for key in f.coeffs:
-            if isinstance(key, Atom):
-                collect(key.inner)
-            elif key not in operands:
-                operands.append(key)  # type: ignore[arg-type]
-
-    for f in forms:
-        collect(f)
-
-    def expr_of(f: Linear) -> AffineExpr:
-        expr = AffineExpr.constant(f.const)
-        for key, c in f.coeffs.items():
-            if isinstance(key, Atom):
-                term = expr_of(key.inner) // key.q
-            else:
-                term = AffineExpr.dimension(operands.index(key))  # type: ignore[arg-type]
-            expr = expr + term * c
-        return expr
-
-    return AffineMap(len(operands), 0, tuple(expr_of(f) for f in forms)), operands
 
 
 # ---- 3. tails ---------------------------------------------------------------------------

@@ -28,10 +28,9 @@ from fractions import Fraction
 from xdsl.dialects import func
 from xdsl.dialects.builtin import AffineMapAttr
 from xdsl.ir import Operation, SSAValue
-from xdsl.ir.affine import AffineExpr, AffineMap
 
 from irkit.dialects import loop as lp
-from irkit.raising.linear import Atom, Linear, floordiv, map_results
+from irkit.raising.linear import Atom, Linear, affine_map_of, floordiv, has_floordiv, map_results
 from irkit.raising.loop_reader import RaiseError
 
 Key = object  # SSAValue, Atom, or a tagged tuple ("o" | "u" | "mod", ...)
@@ -314,20 +313,10 @@ def _redirect(ld: lp.LoadOp, source: SSAValue, digits, source_index: list[Linear
             else:
                 p = _add(p, offsets.of_var(key), Fraction(c))  # type: ignore[arg-type]
         new_index.append(_prefer_inner(offsets.back(p), ld))
-    operands: list[SSAValue] = []
-    for form in new_index:
-        for key in form.coeffs:
-            if isinstance(key, Atom):
-                raise RaiseError(f"cannot raise a read of pack '{name}': it resolves to a non-affine index", ld)
-            if key not in operands:
-                operands.append(key)  # type: ignore[arg-type]
-    results = []
-    for form in new_index:
-        expr = AffineExpr.constant(form.const)
-        for key, c in form.coeffs.items():
-            expr = expr + AffineExpr.dimension(operands.index(key)) * c  # type: ignore[arg-type]
-        results.append(expr)
-    new = lp.LoadOp(source, AffineMap(len(operands), 0, tuple(results)), operands)
+    if has_floordiv(new_index):
+        raise RaiseError(f"cannot raise a read of pack '{name}': it resolves to a non-affine index", ld)
+    amap, operands = affine_map_of(new_index)
+    new = lp.LoadOp(source, amap, operands)
     new.location = ld.location
     block = ld.parent_block()
     assert block is not None
