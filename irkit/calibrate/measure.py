@@ -324,49 +324,36 @@ class Calibrator:
         call, probe = self._threaded(fn, threads), self._threaded(fn, 1)
         return self._rate(key, label, detail, "rate", call, work, probe, expect)
 
-    def fp_latency(self) -> Result:
-        """Cycles of one dependent f32 add: seconds a step x the measured clock (the best trial: the fewest cycles)."""
+    def _cycles(self, key: str, label: str, detail: str, fn, steps: int, less: float = 0.0) -> Result:
+        """Cycles a step of a microbenchmark making `steps` dependent steps a repetition, less
+        `less` cycles, at the measured clock (the best trial: the fewest cycles)."""
         start = time.perf_counter()
         frequency = self.measured["frequency"].value
-        reps, times = self._times(self._plain(self.lib.lib.irkit_cal_fma_latency))
-        samples = [t * frequency / (reps * LATENCY_STEPS) for t in times]
+        reps, times = self._times(self._plain(fn))
+        samples = [max(0.0, t * frequency / (reps * steps) - less) for t in times]
         result = Result(
-            "fp_latency",
-            "F32 add latency",
-            f"a chain of {LATENCY_STEPS} dependent adds",
-            min(samples),
-            "cycles",
-            "best",
-            samples,
-            reps,
-            time.perf_counter() - start,
-        )
-        self.measured["fp_latency"] = result
+            key, label, detail, min(samples), "cycles", "best", samples, reps, time.perf_counter() - start
+        )  # fmt: skip
+        self.measured[key] = result
         return result
+
+    def fp_latency(self) -> Result:
+        """Cycles of one dependent f32 add."""
+        return self._cycles(
+            "fp_latency", "F32 add latency", f"a chain of {LATENCY_STEPS} dependent adds",
+            self.lib.lib.irkit_cal_fma_latency, LATENCY_STEPS,
+        )  # fmt: skip
 
     def store_forward(self) -> Result:
         """Cycles an entry of an inner loop waits for the vector the entry before stored, beyond its
-        one add: an accumulator kept in memory across an outer loop (the best trial)."""
+        one add: an accumulator kept in memory across an outer loop."""
         from irkit.calibrate.kernels import FORWARD_STEPS
 
-        start = time.perf_counter()
-        frequency = self.measured["frequency"].value
-        add = self.measured["fp_latency"].value
-        reps, times = self._times(self._plain(self.lib.lib.irkit_cal_store_forward))
-        samples = [max(0.0, t * frequency / (reps * FORWARD_STEPS) - add) for t in times]
-        result = Result(
-            "store_forward",
-            "store-to-load forwarding",
+        return self._cycles(
+            "store_forward", "store-to-load forwarding",
             "a vector accumulated in memory across an outer loop, less one add",
-            min(samples),
-            "cycles",
-            "best",
-            samples,
-            reps,
-            time.perf_counter() - start,
-        )
-        self.measured["store_forward"] = result
-        return result
+            self.lib.lib.irkit_cal_store_forward, FORWARD_STEPS, less=self.measured["fp_latency"].value,
+        )  # fmt: skip
 
     def unary(self, name: str, what: str) -> Result:
         fn = getattr(self.lib.lib, f"irkit_cal_{name}_f32")
