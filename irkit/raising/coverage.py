@@ -22,7 +22,7 @@ from xdsl.dialects import func
 from xdsl.ir import Block, Operation, SSAValue
 
 from irkit.dialects import loop as lp
-from irkit.raising.linear import Atom, Linear, map_results
+from irkit.raising.linear import Linear, evaluate, map_results
 
 BUDGET = 400_000  # accesses followed per sample size before the check gives up (it then passes)
 
@@ -78,13 +78,6 @@ def _touching(kernel: func.FuncOp, temps: set[SSAValue]) -> set[Operation]:
     return out
 
 
-def _eval(form: Linear, env: dict) -> int:
-    total = form.const
-    for key, c in form.coeffs.items():
-        total += c * (_eval(key.inner, env) // key.q if isinstance(key, Atom) else env[key])
-    return total
-
-
 class _Runner:
     def __init__(self, temps: set[SSAValue], touching: set[Operation], tiles: set[SSAValue]):
         self.temps, self.touching, self.tiles = temps, touching, tiles
@@ -105,11 +98,11 @@ class _Runner:
                 self.computed[op.results[0]] = set()
             elif isinstance(op, lp.StoreOp) and op.memref in self.temps:
                 self.tick()
-                index = tuple(_eval(f, env) for f in self.forms(op, op.map.data, op.indices))
+                index = tuple(evaluate(f, env) for f in self.forms(op, op.map.data, op.indices))
                 self.computed.setdefault(op.memref, set()).add(index)
             elif isinstance(op, lp.LoadOp) and op.memref in self.temps:
                 self.tick()
-                index = tuple(_eval(f, env) for f in self.forms(op, op.map.data, op.indices))
+                index = tuple(evaluate(f, env) for f in self.forms(op, op.map.data, op.indices))
                 if index not in self.computed.get(op.memref, set()):
                     return op.memref, index, op
             elif isinstance(op, lp.ForOp) and op in self.touching:
@@ -132,8 +125,8 @@ class _Runner:
         return None
 
     def range(self, op: lp.ForOp, env: dict) -> Iterator[int]:
-        lo = max(_eval(f, env) for f in self.forms(op, op.lower.data, op.lower_operands, "lower"))
-        hi = min(_eval(f, env) for f in self.forms(op, op.upper.data, op.upper_operands, "upper"))
+        lo = max(evaluate(f, env) for f in self.forms(op, op.lower.data, op.lower_operands, "lower"))
+        hi = min(evaluate(f, env) for f in self.forms(op, op.upper.data, op.upper_operands, "upper"))
         return iter(range(lo, hi, op.step_value))
 
     def tick(self) -> None:

@@ -184,3 +184,11 @@ def affine_map_of(forms: Sequence[Linear]) -> tuple[AffineMap, list[SSAValue]]:
 
 def has_floordiv(forms: Sequence[Linear]) -> bool:
     return any(isinstance(key, Atom) for f in forms for key in f.coeffs)
+
+
+def evaluate(form: Linear, env: dict) -> int:
+    """The value of `form` with every variable bound in `env` (floordiv atoms rounded down)."""
+    total = form.const
+    for key, c in form.coeffs.items():
+        total += c * (evaluate(key.inner, env) // key.q if isinstance(key, Atom) else env[key])
+    return total

@@ -207,13 +207,7 @@ def _loop_facts(op: lp.ForOp, reading: KernelReading) -> LoopFacts:
 
 def enclosing(op: Operation, reading: KernelReading) -> list[LoopFacts]:
     """The loops around `op`, outermost first."""
-    out: list[LoopFacts] = []
-    parent = op.parent_op()
-    while parent is not None:
-        if isinstance(parent, lp.ForOp):
-            out.append(reading.loops[parent])
-        parent = parent.parent_op()
-    return out[::-1]
+    return [reading.loops[f] for f in lp.enclosing_loops(op)]
 
 
 def extent_of(facts: LoopFacts, reading: KernelReading) -> tuple[Linear, list[LoopFacts]]:

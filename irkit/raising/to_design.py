@@ -222,7 +222,6 @@ class DesignBuilder:
         self, target: str, operands: list[str], op_name: str, params: dict[str, Attribute], group: list[WriteForm]
     ) -> bool:
         """Does the one-statement document `target = op_name(operands, params)` lower to `group`?"""
-        from irkit.diagnostics import DiagnosticError
         from irkit.raising.verify import document_tensorop
 
         items: list[Operation] = [d.SizeOp(s.name, s.default) for s in self.sizes]
@@ -235,7 +234,7 @@ class DesignBuilder:
         items.append(d.NamedOp(target, op_name, operands, params))
         try:
             trial = document_tensorop(ModuleOp([d.DesignOp("trial", items)]))
-        except (DiagnosticError, Exception):  # a candidate that does not fit the shapes
+        except Exception:  # a candidate that does not fit the shapes (a diagnostic, or worse)
             return False
         kernel = next(op for op in trial.body.block.ops if isinstance(op, func.FuncOp))
         tform = kernel_form(kernel)

@@ -33,7 +33,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineMap
 
 from irkit.dialects import loop as lp
-from irkit.raising.linear import Atom, Linear, affine_map_of, has_floordiv, map_results
+from irkit.raising.linear import Atom, Linear, affine_map_of, evaluate, has_floordiv, map_results
 from irkit.raising.loop_reader import RaiseError
 
 
@@ -71,18 +71,6 @@ def _map_of(forms: list[Linear]) -> tuple[AffineMap, list[SSAValue]]:
     if has_floordiv(forms):
         raise RaiseError("cannot raise an access whose index keeps a floordiv")
     return affine_map_of(forms)
-
-
-def _own_nest(op: Operation) -> Operation:
-    """The outermost loop around `op` that holds no other store."""
-    root: Operation = op
-    parent = op.parent_op()
-    while isinstance(parent, lp.ForOp):
-        if any(isinstance(o, lp.StoreOp) and o is not op for o in parent.walk()):
-            break
-        root = parent
-        parent = parent.parent_op()
-    return root
 
 
 def _erase_store(st: lp.StoreOp) -> None:
@@ -374,13 +362,7 @@ def _covers(main: lp.ForOp, tail: lp.ForOp, kernel: func.FuncOp) -> bool:
     from irkit.kernel_abi import kernel_args
 
     sizes = [s.value for s in kernel_args(kernel)[0]]
-    outer = []
-    parent = main.parent_op()
-    while parent is not None:
-        if isinstance(parent, lp.ForOp):
-            outer.append(parent)
-        parent = parent.parent_op()
-    outer.reverse()
+    outer = lp.enclosing_loops(main)
     bounds = _Bounds()
     lower = _forms(main.lower.data, main.lower_operands)
     upper = _forms(tail.upper.data, tail.upper_operands)
@@ -389,23 +371,13 @@ def _covers(main: lp.ForOp, tail: lp.ForOp, kernel: func.FuncOp) -> bool:
         for count, env in enumerate(_enumerate(outer, env0, bounds)):
             a = list(bounds.range(main, env))
             b = list(bounds.range(tail, env))
-            lo = max(_eval(f, env) for f in lower)
-            hi = min(_eval(f, env) for f in upper)
+            lo = max(evaluate(f, env) for f in lower)
+            hi = min(evaluate(f, env) for f in upper)
             if sorted(a + b) != list(range(lo, hi, main.step_value)) or len(set(a) & set(b)):
                 return False
             if count > 2000:
                 break
     return True
-
-
-def _eval(form: Linear, env: dict) -> int:
-    total = form.const
-    for key, c in form.coeffs.items():
-        if isinstance(key, Atom):
-            total += c * (_eval(key.inner, env) // key.q)
-        else:
-            total += c * env[key]
-    return total
 
 
 class _Bounds:
@@ -419,8 +391,8 @@ class _Bounds:
         if got is None:
             got = (_forms(loop.lower.data, loop.lower_operands), _forms(loop.upper.data, loop.upper_operands))
             self.forms[loop] = got
-        lo = max(_eval(f, env) for f in got[0])
-        hi = min(_eval(f, env) for f in got[1])
+        lo = max(evaluate(f, env) for f in got[0])
+        hi = min(evaluate(f, env) for f in got[1])
         return range(lo, hi, loop.step_value)
 
 

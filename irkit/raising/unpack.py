@@ -47,16 +47,6 @@ def unpack(kernel: func.FuncOp) -> list[dict]:
     return [d for _, d in sorted(found, key=lambda pair: pair[0])]  # outermost pack first
 
 
-def _enclosing(op: Operation) -> list[lp.ForOp]:
-    out = []
-    parent = op.parent_op()
-    while parent is not None:
-        if isinstance(parent, lp.ForOp):
-            out.append(parent)
-        parent = parent.parent_op()
-    return out[::-1]
-
-
 def _name_of(buf: SSAValue, kernel: func.FuncOp) -> str:
     from irkit.kernel_abi import kernel_args
 
@@ -81,7 +71,7 @@ def _unpack_one(alloc: lp.AllocOp, kernel: func.FuncOp) -> dict | None:
     (index,) = map_results(st.map.data, list(st.indices))
     if index is None or index.const != 0:
         raise RaiseError(f"cannot raise pack '{name}': its copy is stored at a non-linear index", st)
-    loops = {f.induction_var: f for f in _enclosing(st)}
+    loops = {f.induction_var: f for f in lp.enclosing_loops(st)}
     digits: list[tuple[int, SSAValue, int]] = []  # (coefficient, loop variable, extent)
     for var, coeff in index.coeffs.items():
         loop = loops.get(var) if isinstance(var, SSAValue) else None
@@ -107,7 +97,7 @@ def _unpack_one(alloc: lp.AllocOp, kernel: func.FuncOp) -> dict | None:
     where = copy_root.parent_op()
     while where is not None and not isinstance(where, lp.ForOp):
         where = where.parent_op()
-    depth = len(_enclosing(copy_root))
+    depth = len(lp.enclosing_loops(copy_root))
     copy_root.detach()
     copy_root.erase()
     for use in list(buf.uses):
@@ -172,7 +162,7 @@ class _Offsets:
     """Loop variables as sums of offsets: `v = o_v + lower(v)`, `o_v = step * u_v`."""
 
     def __init__(self, op: Operation):
-        self.loops = {f.induction_var: f for f in _enclosing(op)}
+        self.loops = {f.induction_var: f for f in lp.enclosing_loops(op)}
         self.memo: dict[SSAValue, Poly] = {}
 
     def base(self, loop: lp.ForOp) -> Linear:
@@ -282,7 +272,7 @@ def _prefer_inner(form: Linear, op: Operation) -> Linear:
     """Name a tile start by the loop that runs exactly once from it: a jammed loop `fi` from `fo`
     with a window of at most its step is `fo` itself, and the read is `Wt[fi + 1]`, as the
     document's loops have it, not `Wt[fo + 1]`."""
-    for loop in reversed(_enclosing(op)):
+    for loop in reversed(lp.enclosing_loops(op)):
         lower = map_results(loop.lower.data, list(loop.lower_operands))
         upper = map_results(loop.upper.data, list(loop.upper_operands))
         if len(lower) != 1 or lower[0] is None or len(lower[0].coeffs) != 1 or lower[0].const:
