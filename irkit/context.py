@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from xdsl.context import Context
 from xdsl.dialects.arith import Arith
 from xdsl.dialects.builtin import Builtin
 from xdsl.dialects.func import Func
 from xdsl.dialects.math import Math
+from xdsl.ir import Dialect
 
 
 def _design():
@@ -16,9 +19,9 @@ def _design():
 
 
 def _tensorop():
-    from irkit.dialects.tensorop import TensorOp
+    from irkit.dialects.tensorop import tensorop_dialect
 
-    return TensorOp
+    return tensorop_dialect()
 
 
 def _loop():
@@ -36,12 +39,15 @@ def _perf():
 # Lazy factories, shared with the xDSL plugin universe (`irkit.universe`).
 IRKIT_DIALECTS = {"design": _design, "tensorop": _tensorop, "loop": _loop, "perf": _perf}
 
+# Dialects added with irkit.extend.register_dialect (irkit plugins, `--plugin FILE`).
+PLUGIN_DIALECTS: dict[str, Callable[[], Dialect]] = {}
+
 
 def make_context() -> Context:
     """A context that knows builtin, arith, math, func and irkit's dialects."""
     ctx = Context()
     for dialect in (Builtin, Arith, Math, Func):
         ctx.load_dialect(dialect)
-    for name, factory in IRKIT_DIALECTS.items():
+    for name, factory in {**IRKIT_DIALECTS, **PLUGIN_DIALECTS}.items():
         ctx.register_dialect(name, factory)
     return ctx

@@ -47,13 +47,7 @@ def named_domain(op: d.NamedOp, shapes: dict[str, list[int]]) -> list[int]:
 
 
 def _named_flops(op: d.NamedOp, shapes: dict[str, list[int]]) -> int:
-    name = op.op_name.data
-    total = prod(named_domain(op, shapes))
-    if name in ("matmul", "batch_matmul", "conv2d"):
-        return 2 * total
-    if name == "softmax":
-        return 5 * total  # max, subtract, exp, sum, divide per element
-    return 0  # transpose moves data only
+    return get_named_op(op.op_name.data).flops_per_point * prod(named_domain(op, shapes))
 
 
 def work(module: ModuleOp, sizes: dict[str, int]) -> Work:

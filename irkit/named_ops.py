@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from math import prod
 
 from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, StringAttr
 from xdsl.ir import Attribute
 
-from irkit.affine_text import BinOp, Const, Expr
+from irkit.affine_text import BinOp, Const, Expr, evaluate
 
 
 class NamedOpError(ValueError):
@@ -25,12 +26,21 @@ class NamedOpError(ValueError):
 
 @dataclass(frozen=True)
 class Param:
-    """A parameter: `kind` is 'int', 'name' or 'ints'; `choices` limits names."""
+    """A parameter: `kind` is 'int', 'name' or 'ints'; `choices` limits names.
+
+    `minimum` bounds an 'int' from below (checked, with a message naming the
+    parameter).  `candidates` lists, from the rank of the result, the values
+    raising tries when it recognises the operation in generated code
+    (default for an 'int': 0 to 3; for a 'name': its `choices`; for 'ints':
+    the permutations of the first operand's dimensions).
+    """
 
     kind: str
     default: object = None
     choices: tuple[str, ...] = ()
     help: str = ""
+    minimum: int | None = None
+    candidates: Callable[[int], list[object]] | None = None
 
 
 # A shape rule maps operand shapes and parameter values to the result shape
@@ -53,6 +63,13 @@ class NamedOpSpec:
     loops_fn: Callable[[int, dict[str, object]], list[str]] | None = None
     # The extent of each loop (in `loops` order) from the operand shapes.
     domain_fn: Callable[[list[list[Expr]], dict[str, object]], list[Expr]] | None = None
+    # The loops whose iterations combine into one element, as positions in
+    # `loops`, from the result rank and parameter values (default: the
+    # loops beyond the result's dimensions).
+    reductions_fn: Callable[[int, dict[str, object]], list[int]] | None = None
+    # Arithmetic operations per point of the domain (2 for a multiply-add),
+    # for the GFLOP/s figures of `irkit run --bench` and `irkit predict`.
+    flops_per_point: int = 0
 
     def domain(self, shapes: list[list[Expr]], params: dict[str, Attribute]) -> list[Expr]:
         """Loop extents from operand shapes; by default the result's dimensions."""
@@ -63,12 +80,11 @@ class NamedOpSpec:
         return result
 
     def reduction_loops(self, result_rank: int, params: dict[str, Attribute]) -> set[str]:
-        """Loops whose iterations combine into one element: those beyond the result's
-        dimensions, and for softmax the normalised axis (its max and sum run along it)."""
+        """Loops whose iterations combine into one element: by default those beyond the
+        result's dimensions (softmax names its axis: its max and sum run along it)."""
         loops = self.loops(result_rank, params)
-        if self.name == "softmax":
-            axis = int(self.values(params)["axis"])  # type: ignore[call-overload]
-            return {loops[axis % result_rank]}
+        if self.reductions_fn is not None:
+            return {loops[i] for i in self.reductions_fn(result_rank, self.values(params))}
         return set(loops[result_rank:])
 
     def loops(self, result_rank: int, params: dict[str, Attribute]) -> list[str]:
@@ -76,6 +92,18 @@ class NamedOpSpec:
         if self.loops_fn is None:
             return _generic_loops(result_rank)
         return self.loops_fn(result_rank, self.values(params))
+
+    def terms_per_element(self, shapes: list[tuple[int, ...]], values: dict[str, object]) -> int:
+        """How many terms combine into one result element at concrete operand shapes (the
+        product of the reduction loops' extents); the oracle's tolerance grows with it."""
+        full = {k: p.default for k, p in self.params.items()}
+        full.update({k: v for k, v in values.items() if v is not None})
+        exprs: list[list[Expr]] = [[Const(n) for n in shape] for shape in shapes]
+        result, _ = self.shape_fn(exprs, full)
+        domain = self.domain_fn(exprs, full) if self.domain_fn is not None else result
+        rank = len(result)
+        reductions = self.reductions_fn(rank, full) if self.reductions_fn is not None else range(rank, len(domain))
+        return prod(int(evaluate(domain[i], {})) for i in reductions)
 
     def check_call(self, operands: list[str], params: dict[str, Attribute]) -> None:
         """Check arity and parameters; raise `NamedOpError` with a fix-it message."""
@@ -126,10 +154,9 @@ def _check_param(op: str, key: str, spec: Param, value: Attribute) -> None:
             raise NamedOpError(f"parameter '{key}' of '{op}' must be one of {', '.join(spec.choices)}")
         if spec.choices and value.data not in spec.choices:
             raise NamedOpError(f"parameter '{key}' of '{op}' must be one of {', '.join(spec.choices)}, got '{value.data}'")
-    if spec.kind == "int" and key in ("stride",) and value.value.data <= 0:  # type: ignore[union-attr]
-        raise NamedOpError(f"parameter '{key}' of '{op}' must be positive, got {value.value.data}")  # type: ignore[union-attr]
-    if spec.kind == "int" and key == "padding" and value.value.data < 0:  # type: ignore[union-attr]
-        raise NamedOpError(f"parameter '{key}' of '{op}' must not be negative, got {value.value.data}")  # type: ignore[union-attr]
+    if spec.kind == "int" and spec.minimum is not None and value.value.data < spec.minimum:  # type: ignore[union-attr]
+        bound = {0: "must not be negative", 1: "must be positive"}.get(spec.minimum, f"must be at least {spec.minimum}")
+        raise NamedOpError(f"parameter '{key}' of '{op}' {bound}, got {value.value.data}")  # type: ignore[union-attr]
 
 
 # --- shape rules ---------------------------------------------------------------
@@ -215,6 +242,7 @@ NAMED_OPS: dict[str, NamedOpSpec] = {
             ranks=(2, 2),
             loops_fn=lambda r, p: ["i", "j", "k"],
             domain_fn=lambda s, p: [s[0][0], s[1][1], s[0][1]],
+            flops_per_point=2,
         ),
         NamedOpSpec(
             "batch_matmul",
@@ -224,6 +252,7 @@ NAMED_OPS: dict[str, NamedOpSpec] = {
             ranks=(3, 3),
             loops_fn=lambda r, p: ["b", "i", "j", "k"],
             domain_fn=lambda s, p: [s[0][0], s[0][1], s[1][2], s[0][2]],
+            flops_per_point=2,
         ),
         NamedOpSpec(
             "conv2d",
@@ -231,20 +260,23 @@ NAMED_OPS: dict[str, NamedOpSpec] = {
             "2-D convolution of an image by a filter bank (cross-correlation, as in deep learning)",
             _conv2d,
             params={
-                "stride": Param("int", 1, help="step between output pixels"),
-                "padding": Param("int", 0, help="zero padding on every side"),
+                "stride": Param("int", 1, help="step between output pixels", minimum=1),
+                "padding": Param("int", 0, help="zero padding on every side", minimum=0),
                 "layout": Param("name", "nchw", ("nchw", "nhwc"), help="image and filter layout"),
             },
             ranks=(4, 4),
             loops_fn=_conv_loops,
             domain_fn=_conv_domain,
+            flops_per_point=2,
         ),
         NamedOpSpec(
             "softmax",
             1,
             "exp(x - max) / sum(exp(x - max)) along one axis",
             _softmax,
-            params={"axis": Param("int", -1, help="the axis that sums to one")},
+            params={"axis": Param("int", -1, help="the axis that sums to one", candidates=lambda rank: list(range(rank)))},
+            reductions_fn=lambda rank, p: [int(p["axis"]) % rank],  # type: ignore[call-overload]
+            flops_per_point=5,  # max, subtract, exp, sum, divide per element
         ),
         NamedOpSpec(
             "transpose",
@@ -255,6 +287,11 @@ NAMED_OPS: dict[str, NamedOpSpec] = {
         ),
     )
 }
+
+
+def register_spec(spec: NamedOpSpec) -> None:
+    """Add a named operation to the design language (irkit.extend.register_named_op calls this)."""
+    NAMED_OPS[spec.name] = spec
 
 
 def get_named_op(name: str) -> NamedOpSpec:

@@ -86,7 +86,7 @@ from irkit.affine_text import BinOp, Const, Expr, Var, evaluate, format_affine, 
 from irkit.dialects import design as d
 from irkit.dialects import tensorop as t
 from irkit.kernel_abi import dtype_name, find_kernels, kernel_args
-from irkit.named_ops import get_named_op, param_value
+from irkit.named_ops import NAMED_OPS, get_named_op, param_value
 
 __all__ = [
     "CHUNK_ELEMENTS",
@@ -859,6 +859,12 @@ def _elementwise(fn: str, args: list[np.ndarray], dt: np.dtype) -> np.ndarray:
     return table[fn](*args)
 
 
+# Semantics of named operations added through `irkit.extend.register_named_op`:
+# fn(operands, parameter values with defaults filled in, accumulation dtype) -> result.
+ReferenceFn = Callable[[list[np.ndarray], dict[str, object], np.dtype], np.ndarray]
+REFERENCE_SEMANTICS: dict[str, ReferenceFn] = {}
+
+
 def named_op(name: str, args: list[np.ndarray], params: Mapping[str, object], dtype: np.dtype) -> np.ndarray:
     """The numpy value of a named operation (both levels), in `dtype`.
 
@@ -896,6 +902,10 @@ def named_op(name: str, args: list[np.ndarray], params: Mapping[str, object], dt
         out = args[0].sum(axis=dims, dtype=acc) if kind == "add" else args[0].max(axis=dims)
     elif name == "elementwise":
         out = _elementwise(str(params.get("fn")), args, dt)
+    elif name in REFERENCE_SEMANTICS:
+        values = {k: p.default for k, p in NAMED_OPS[name].params.items()} if name in NAMED_OPS else {}
+        values.update({k: v for k, v in params.items() if v is not None})
+        out = REFERENCE_SEMANTICS[name]([np.asarray(a) for a in args], values, acc)
     else:
         raise ReferenceEvalError(f"the reference has no semantics for the named operation '{name}'")
     return np.asarray(out).astype(dt, copy=False)
@@ -1219,21 +1229,12 @@ def evaluate_tensorop(
 
 
 def _named_length(name: str, shapes: list[tuple[int, ...]], params: Mapping[str, object]) -> int:
-    if name == "matmul":
-        return shapes[0][1]
-    if name == "batch_matmul":
-        return shapes[0][2]
-    if name == "conv2d":
-        img, wt = shapes
-        channels = img[1] if (params.get("layout") or "nchw") == "nchw" else img[3]
-        window = wt[2] * wt[3] if (params.get("layout") or "nchw") == "nchw" else wt[0] * wt[1]
-        return channels * window
-    if name == "softmax":
-        axis = params.get("axis")
-        return shapes[0][int(-1 if axis is None else axis)]  # type: ignore[arg-type]
-    if name == "reduce":
+    if name == "reduce":  # tensorop-only
         return math.prod(shapes[0][k] for k in (params.get("dims") or ()))  # type: ignore[union-attr]
-    return 1
+    spec = NAMED_OPS.get(name)
+    if spec is None:  # elementwise, or a tensorop-only operation of a plugin
+        return 1
+    return spec.terms_per_element(shapes, dict(params))
 
 
 def reduction_lengths(

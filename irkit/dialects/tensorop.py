@@ -419,8 +419,41 @@ def is_tensorop(op: Operation) -> bool:
     return op.dialect_name() == "tensorop"
 
 
-TensorOp = Dialect(
-    "tensorop",
-    [GenericOp, YieldOp, AllocOp, FillOp, *NAMED_TENSOR_OPS.values()],
-    [],
-)
+def named_tensor_op_class(name: str, ranks: Sequence[int | None], summary: str) -> type[NamedTensorOp]:
+    """A tensorop op class for a named operation whose only extra check is the operand ranks
+    (`ranks`: inputs then output, None = any); what `irkit.extend` defines when a plugin's
+    operation brings no class of its own."""
+    arity = len(ranks) - 1
+
+    def verify_ranks(self: NamedTensorOp) -> None:
+        for value, rank in zip([*self.ins, *self.outs], ranks):
+            if rank is not None and memref_rank(value) != rank:
+                raise VerifyException(f"{self.name} expects operands of ranks {list(ranks)}")
+
+    cls = type(
+        f"{''.join(w.title() for w in name.split('_'))}Op",
+        (NamedTensorOp,),
+        {
+            "name": f"tensorop.{name}",
+            "ARITY": arity,
+            "__annotations__": {"ARITY": ClassVar[int]},
+            "verify_ranks": verify_ranks,
+            "__doc__": summary,
+        },
+    )
+    return irdl_op_definition(cls)
+
+
+def register_named_tensor_op(name: str, cls: type[NamedTensorOp]) -> None:
+    """Make `cls` the tensorop form of the named operation `name` (see irkit.extend)."""
+    if cls.name != f"tensorop.{name}":
+        raise ValueError(f"the tensorop form of '{name}' must be named 'tensorop.{name}', not '{cls.name}'")
+    NAMED_TENSOR_OPS[name] = cls
+
+
+def tensorop_dialect() -> Dialect:
+    """The tensorop dialect with every registered named op, plugins' included."""
+    return Dialect("tensorop", [GenericOp, YieldOp, AllocOp, FillOp, *NAMED_TENSOR_OPS.values()], [])
+
+
+TensorOp = tensorop_dialect()  # irkit's own operations only; contexts use tensorop_dialect()

@@ -176,6 +176,11 @@ def _dims(*positions: int) -> list[AffineExpr]:
     return [AffineExpr.dimension(p) for p in positions]
 
 
+def loop_dims(n: int) -> list[AffineExpr]:
+    """The loop variables d0 .. d(n-1) of a named op's domain, for its indexing maps."""
+    return _dims(*range(n))
+
+
 def _map(n_loops: int, results: Sequence[AffineExpr]) -> AffineMapAttr:
     return AffineMapAttr(AffineMap(n_loops, 0, tuple(results)))
 
@@ -452,8 +457,26 @@ class Gen:
     def run(self) -> list[Operation]:
         self.check_types()
         kind = self.op.name.removeprefix("tensorop.")
-        getattr(self, kind)()
+        plugin = GENERALIZERS.get(kind)
+        if plugin is not None:
+            plugin(self)
+        elif kind in BUILTIN_FORMS:
+            getattr(self, kind)()
+        else:
+            raise self.fail(
+                f"no generic form is registered for {self.op.name}; give its named operation a "
+                "`generalize` function (see docs/extending.md)"
+            )
         return self.ops
+
+
+# irkit's own named ops are Gen methods of the same name.
+BUILTIN_FORMS = ("matmul", "batch_matmul", "conv2d", "softmax", "transpose", "reduce", "elementwise")
+
+# The generic forms of named operations added through `irkit.extend.register_named_op`:
+# fn(gen) appends the fills, allocs and generics computing the op (gen.op) to gen.ops
+# through gen.fill / gen.alloc / gen.generic / gen.contraction.
+GENERALIZERS: dict[str, Callable[[Gen], None]] = {}
 
 
 def generalize_op(op: t.NamedTensorOp, pass_name: str = "generalize-tensorop") -> list[Operation]:

@@ -305,7 +305,13 @@ class Lowering:
         result_rank = len(self.shapes[stmt.target.data])
         loops = spec.loops(result_rank, params)
         domain = spec.domain(shapes, params)
-        cls = t.NAMED_TENSOR_OPS[spec.name]
+        cls = t.NAMED_TENSOR_OPS.get(spec.name)
+        if cls is None:
+            raise self.fail(
+                f"'{spec.name}' has no tensorop form yet: register one with irkit.extend.register_named_op "
+                "(tensor_op= and generalize=, docs/extending.md)",
+                stmt,
+            )
         op = cls(
             [self.buffers[n] for n in stmt.operand_names],
             self.buffers[stmt.target.data],

@@ -100,8 +100,12 @@ IRKIT_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
 }
 
 
+# Passes added with irkit.extend.register_pass (irkit plugins, `--plugin FILE`).
+PLUGIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {}
+
+
 def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
-    """irkit's passes plus every pass of xDSL's multiverse (installed plugins).
+    """irkit's passes, irkit plugins' passes, and every pass of xDSL's multiverse.
 
     When irkit is installed, the multiverse already holds irkit's passes
     through the `xdsl.universe` entry point; a name is added only if it is
@@ -112,4 +116,5 @@ def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     passes = dict(Universe.get_multiverse().all_passes)
     for name, factory in IRKIT_PASSES.items():
         passes.setdefault(name, factory)
+    passes.update(PLUGIN_PASSES)
     return passes

@@ -9,6 +9,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from irkit.diagnostics import DiagnosticError, at_op
+from irkit.passes.options import option
 
 
 @dataclass(frozen=True)
@@ -21,8 +22,7 @@ class VerifyRoundtripPass(ModulePass):
 
     name = "verify-roundtrip"
 
-    document: str = ""
-    """the .design file the module must implement (needed when the module is loop IR)"""
+    document: str = option("", help="the .design file the module must implement (needed when the module is loop IR)")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from irkit.api import read_document

@@ -204,8 +204,8 @@ class DesignBuilder:
     def _param_choices(self, spec, operands: list[str], target: str) -> list[dict[str, Attribute]]:
         choices: list[list[tuple[str, Attribute]]] = []
         for key, p in spec.params.items():
-            if p.kind == "int" and key == "axis":
-                values: list[Attribute] = [IntegerAttr(a, i64) for a in range(self._rank(target))]
+            if p.candidates is not None:
+                values: list[Attribute] = [_param_attr(v) for v in p.candidates(self._rank(target))]
             elif p.kind == "int":
                 values = [IntegerAttr(v, i64) for v in range(0, 4)]
             elif p.kind == "name":
@@ -444,3 +444,12 @@ def _directive(row: DictionaryAttr) -> Operation | None:
     if kind == "compute_root":
         return d.ComputeRootOp()
     return None
+
+
+def _param_attr(value: object) -> Attribute:
+    """A parameter value (int, name or list of ints) as the attribute a design op holds."""
+    if isinstance(value, int):
+        return IntegerAttr(value, i64)
+    if isinstance(value, str):
+        return StringAttr(value)
+    return ArrayAttr([IntegerAttr(int(v), i64) for v in value])  # type: ignore[attr-defined]

@@ -185,10 +185,26 @@ SUBCOMMANDS: dict[str, Callable[[argparse._SubParsersAction], None]] = {
 def build_arg_parser() -> argparse.ArgumentParser:
     parser = ArgParser(prog=PROG, description="Design documents for compute kernels: check, format, compile, run.")
     parser.add_argument("--version", action="store_true", help="print the version and exit")
+    parser.add_argument(
+        "--plugin",
+        action="append",
+        default=[],
+        metavar="FILE.py|MODULE",
+        help="load a plugin (irkit.extend) first; may be repeated",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=ArgParser)
     for add in SUBCOMMANDS.values():
         add(sub)
     return parser
+
+
+def _load_plugins(specs: list[str]) -> None:
+    from irkit.extend import PluginError, load_plugins
+
+    try:
+        load_plugins(specs)
+    except PluginError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -201,6 +217,7 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_OK
         if args.command is None:
             raise UsageError(f"a command is required ({', '.join(SUBCOMMANDS)}); see 'irkit --help'")
+        _load_plugins(args.plugin)
         return args.handler(args)
     except UsageError as exc:
         sys.stderr.write(f"{PROG}: error: {exc}\n")

@@ -43,14 +43,17 @@ def _default(field: dataclasses.Field) -> str:
     return "required"
 
 
-def options(cls: type) -> list[str]:
-    """`name: type = default` for each option of a pass class."""
+def options(cls: type, with_help: bool = False) -> list[str]:
+    """`name: type = default` for each option of a pass class; with `with_help`, followed
+    by the help text of fields declared with irkit.extend.option."""
     hints = pipeline_mod._option_fields(cls)
     out = []
     for field in dataclasses.fields(cls):
         if field.name not in hints:
             continue
-        out.append(f"{field.name.replace('_', '-')}: {pipeline_mod.type_repr(hints[field.name])} = {_default(field)}")
+        text = f"{field.name.replace('_', '-')}: {pipeline_mod.type_repr(hints[field.name])} = {_default(field)}"
+        help_text = field.metadata.get("help") if with_help else None
+        out.append(f"{text}\n      {help_text}" if help_text else text)
     return out
 
 
@@ -73,12 +76,20 @@ def help_pass(name: str, passes: dict[str, Callable[[], type]]) -> str:
     """The full description of one pass."""
     cls = passes[name]()
     lines = [name, "", inspect.cleandoc(description(cls) or "(no description)"), ""]
-    opts = options(cls)
+    opts = options(cls, with_help=True)
     lines.append("Options:" if opts else "Options: none")
     lines += [f"  {o}" for o in opts]
     module = inspect.getmodule(cls)
     lines += ["", f"Defined in {module.__name__ if module else '?'} ({cls.__name__})."]
     return "\n".join(lines) + "\n"
+
+
+def list_backends() -> str:
+    """Every `--emit` format: irkit's own, then plugins'."""
+    from irkit.backends.registry import BACKENDS, BUILTIN_BACKENDS
+
+    rows = [*BUILTIN_BACKENDS.items(), *((n, s) for n, (_, s) in sorted(BACKENDS.items()))]
+    return "".join(f"{name}\n    {text}\n" for name, text in rows)
 
 
 def list_dialects(ctx: Any) -> str:

@@ -115,9 +115,10 @@ def build_arg_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", metavar="OUT", help="write the output here instead of stdout")
     p.add_argument(
         "--emit",
-        choices=("mlir", "design", "c", "python"),
         default="mlir",
-        help="output format (default: mlir; c: loop IR as C; python: perf IR as a standalone cost-model module)",
+        metavar="FORMAT",
+        help="output format: mlir (default), design, c (loop IR as C), python (perf IR as a standalone "
+        "cost-model module), or a plugin's backend",
     )
     p.add_argument("--print-op-generic", action="store_true", help="print MLIR in generic form")
     p.add_argument("--print-debuginfo", action="store_true", help="print op locations")
@@ -160,8 +161,16 @@ def build_arg_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--diagnostics-format", choices=("text", "json"), default="text", help="how diagnostics are printed")
     p.add_argument("--allow-unregistered-dialect", action="store_true", help="accept ops of unknown dialects")
+    p.add_argument(
+        "--plugin",
+        action="append",
+        default=[],
+        metavar="FILE.py|MODULE",
+        help="load a plugin (irkit.extend) before running; may be repeated",
+    )
     p.add_argument("--list-passes", action="store_true", help="list every pass with its options and summary, then exit")
     p.add_argument("--list-dialects", action="store_true", help="list every dialect with its summary, then exit")
+    p.add_argument("--list-backends", action="store_true", help="list every --emit format, then exit")
     p.add_argument("--help-pass", metavar="NAME", help="print a pass's full description and options, then exit")
     p.add_argument("--version", action="store_true", help="print the version and exit")
     return p
@@ -582,14 +591,29 @@ class Driver:
                     raise _ChunkFailed() from None
             if self.opts.emit == "python":
                 return self._emit_python(module)
+            if self.opts.emit != "mlir":
+                return self._emit_plugin(module)
             return self._print_ir(module)
         except (_ChunkFailed, InternalError):
             raise
         except Exception as exc:
-            what = {"design": "the design printer", "c": "the C backend"}.get(self.opts.emit, "the MLIR printer")
+            what = {"design": "the design printer", "c": "the C backend", "mlir": "the MLIR printer"}.get(
+                self.opts.emit, f"the '{self.opts.emit}' backend"
+            )
             raise InternalError(f"internal error in {what}: {type(exc).__name__}: {exc}", exc) from exc
         finally:
             self._time("print", start)
+
+    def _emit_plugin(self, module: ModuleOp) -> str:
+        """A plugin's backend (irkit.extend.register_backend); its DiagnosticErrors are the input's fault."""
+        from irkit.backends.registry import BACKENDS
+
+        emit, _ = BACKENDS[self.opts.emit]
+        try:
+            return emit(module)
+        except DiagnosticError as exc:
+            self._emit(exc.diagnostics, f"while emitting {self.opts.emit}")
+            raise _ChunkFailed() from None
 
     def _emit_python(self, module: ModuleOp) -> str:
         """The cost-model module of perf IR (run model-perf first); priced by default with the
@@ -707,6 +731,8 @@ def _discovery(args: argparse.Namespace, available: dict[str, pipeline_mod.PassF
         sys.stdout.write(discovery.list_passes(available))
     if args.list_dialects:
         sys.stdout.write(discovery.list_dialects(make_full_context()))
+    if args.list_backends:
+        sys.stdout.write(discovery.list_backends())
     return EXIT_OK
 
 
@@ -750,10 +776,18 @@ def _run(argv: list[str] | None) -> int:
         sys.stdout.write(f"{PROG} {version_string()}\n")
         return EXIT_OK
 
+    from irkit.backends.registry import backend_names
+    from irkit.extend import PluginError, load_plugins
     from irkit.passes.registry import all_passes
 
+    try:
+        load_plugins(args.plugin)
+    except PluginError as exc:
+        raise UsageError(str(exc)) from None
+    if args.emit not in backend_names():
+        raise UsageError(f"unknown --emit format '{args.emit}'; expected one of {', '.join(backend_names())}")
     available = all_passes()
-    if args.list_passes or args.list_dialects or args.help_pass:
+    if args.list_passes or args.list_dialects or args.list_backends or args.help_pass:
         return _discovery(args, available)
     try:
         passes = pipeline_mod.parse(args.passes, available)

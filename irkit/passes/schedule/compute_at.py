@@ -112,6 +112,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from irkit.diagnostics import DiagnosticError
 from irkit.dialects import loop as lp
 from irkit.kernel_abi import SHAPE
+from irkit.passes.options import option
 from irkit.passes.schedule import PLACE, directive
 from irkit.passes.schedule.helpers import (
     access_text,
@@ -1064,10 +1065,10 @@ class ScheduleComputeAtPass(ModulePass):
     ("file:line:col") locates diagnostics."""
 
     name = "schedule-compute-at"
-    stage: str
-    at: str
-    loop: str
-    loc: str = ""
+    stage: str = option(help="the temporary stage to compute inside another stage's loop")
+    at: str = option(help="the stage that reads it")
+    loop: str = option(help="the loop of `at` at which one tile of `stage` is computed per iteration")
+    loc: str = option("", help="where the directive was written ('file:line:col'), to locate diagnostics; apply-schedule sets it")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         d = make_directive("compute_at", self.loc, stage=self.at, loop=self.loop)
@@ -1079,8 +1080,8 @@ class ScheduleComputeRootPass(ModulePass):
     """Check that stage `stage` is computed in full before the stages that read it."""
 
     name = "schedule-compute-root"
-    stage: str
-    loc: str = ""
+    stage: str = option(help="the temporary stage that must be computed in full first")
+    loc: str = option("", help="where the directive was written ('file:line:col'), to locate diagnostics; apply-schedule sets it")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         _run(op, self.stage, apply_compute_root, make_directive("compute_root", self.loc), self.loc)
@@ -1092,7 +1093,7 @@ class ScheduleFuseStagePass(ModulePass):
     of its last nest, where legal (`fuse_stage`)."""
 
     name = "schedule-fuse-stage"
-    stage: str = ""
+    stage: str = option("", help="the stage whose nests are fused; empty: every stage with several nests")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for kernel in kernels(op):

@@ -67,6 +67,7 @@ from xdsl.passes import ModulePass
 from irkit.dialects import loop as lp
 from irkit.dialects.loop import enclosing_loops
 from irkit.kernel_abi import kernel_args
+from irkit.passes.options import option
 from irkit.passes.schedule import directive
 from irkit.passes.schedule._blocking import (
     Lin,
@@ -534,10 +535,10 @@ class SchedulePackPass(ModulePass):
     iteration of the loop reads into a contiguous buffer and read that instead."""
 
     name = "schedule-pack"
-    stage: str
-    tensor: str
-    loop: str
-    loc: str = ""
+    stage: str = option(help="the stage (the tensor a statement writes) whose loops are transformed")
+    tensor: str = option(help="the tensor read by the stage whose tile is copied")
+    loop: str = option(help="the loop one iteration of which reads the tile")
+    loc: str = option("", help="where the directive was written ('file:line:col'), to locate diagnostics; apply-schedule sets it")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         d = make_directive("pack", self.loc, tensor=self.tensor, loop=self.loop)

@@ -17,6 +17,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute
 from xdsl.passes import ModulePass
 
+from irkit.passes.options import option
 from irkit.passes.schedule import directive
 from irkit.passes.schedule._pass import run_directive
 from irkit.passes.schedule.helpers import check_parallel, get_str, make_directive, set_fact, set_origin, targets
@@ -38,9 +39,9 @@ class ScheduleParallelPass(ModulePass):
     """Run loop `loop` of stage `stage` on all cores (refused where iterations would race)."""
 
     name = "schedule-parallel"
-    stage: str
-    loop: str
-    loc: str = ""
+    stage: str = option(help="the stage (the tensor a statement writes) whose loops are transformed")
+    loop: str = option(help="the loop whose iterations run on all cores")
+    loc: str = option("", help="where the directive was written ('file:line:col'), to locate diagnostics; apply-schedule sets it")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         run_directive(op, "parallel", self.stage, make_directive("parallel", self.loc, loop=self.loop), self.loc)

@@ -19,6 +19,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute
 from xdsl.passes import ModulePass
 
+from irkit.passes.options import option
 from irkit.passes.schedule import directive
 from irkit.passes.schedule._pass import run_directive
 from irkit.passes.schedule.helpers import band, check_permutation, fail, get_strs, make_directive, permute, targets
@@ -45,9 +46,9 @@ class ScheduleReorderPass(ModulePass):
     """Reorder loops `loops` of stage `stage` (`loops=io,jo,ii,ji`, outermost first)."""
 
     name = "schedule-reorder"
-    stage: str
-    loops: tuple[str, ...]
-    loc: str = ""
+    stage: str = option(help="the stage (the tensor a statement writes) whose loops are transformed")
+    loops: tuple[str, ...] = option(help="the new order of the loops, outermost first, e.g. loops=io,jo,ii,ji")
+    loc: str = option("", help="where the directive was written ('file:line:col'), to locate diagnostics; apply-schedule sets it")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         run_directive(op, "reorder", self.stage, make_directive("reorder", self.loc, loops=list(self.loops)), self.loc)

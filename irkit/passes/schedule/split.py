@@ -23,6 +23,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute
 from xdsl.passes import ModulePass
 
+from irkit.passes.options import option
 from irkit.passes.schedule import directive
 from irkit.passes.schedule._pass import run_directive
 from irkit.passes.schedule.helpers import (
@@ -59,12 +60,12 @@ class ScheduleSplitPass(ModulePass):
     diagnostics and becomes the new loops' `origin`."""
 
     name = "schedule-split"
-    stage: str
-    loop: str
-    factor: int
-    outer: str = ""
-    inner: str = ""
-    loc: str = ""
+    stage: str = option(help="the stage (the tensor a statement writes) whose loops are transformed")
+    loop: str = option(help="the loop, by its name in the stage's nest")
+    factor: int = option(help="the number of iterations of the inner loop (the last outer iteration may run fewer)")
+    outer: str = option("", help="name of the outer loop (default: loop + 'o')")
+    inner: str = option("", help="name of the inner loop (default: loop + 'i')")
+    loc: str = option("", help="where the directive was written ('file:line:col'), to locate diagnostics; apply-schedule sets it")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         d = make_directive("split", self.loc, loop=self.loop, factor=self.factor, outer=self.outer, inner=self.inner)

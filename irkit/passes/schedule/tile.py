@@ -18,6 +18,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute
 from xdsl.passes import ModulePass
 
+from irkit.passes.options import option
 from irkit.passes.schedule import directive
 from irkit.passes.schedule._pass import run_directive
 from irkit.passes.schedule.helpers import (
@@ -79,12 +80,12 @@ class ScheduleTilePass(ModulePass):
     new names `outer`/`inner` (default: loop + "o" / loop + "i")."""
 
     name = "schedule-tile"
-    stage: str
-    loops: tuple[str, ...]
-    factors: tuple[int, ...]
-    outer: tuple[str, ...] = ()
-    inner: tuple[str, ...] = ()
-    loc: str = ""
+    stage: str = option(help="the stage (the tensor a statement writes) whose loops are transformed")
+    loops: tuple[str, ...] = option(help="the loops to tile, e.g. loops=i,j")
+    factors: tuple[int, ...] = option(help="one tile size per loop, e.g. factors=32,64")
+    outer: tuple[str, ...] = option((), help="names of the tile loops (default: loop + 'o')")
+    inner: tuple[str, ...] = option((), help="names of the point loops (default: loop + 'i')")
+    loc: str = option("", help="where the directive was written ('file:line:col'), to locate diagnostics; apply-schedule sets it")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         d = make_directive(

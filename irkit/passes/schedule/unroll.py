@@ -15,6 +15,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute
 from xdsl.passes import ModulePass
 
+from irkit.passes.options import option
 from irkit.passes.schedule import directive
 from irkit.passes.schedule._pass import run_directive
 from irkit.passes.schedule.helpers import fail, get_int, get_str, make_directive, set_fact, set_origin, targets
@@ -36,10 +37,10 @@ class ScheduleUnrollPass(ModulePass):
     """Unroll loop `loop` of stage `stage` by `factor`."""
 
     name = "schedule-unroll"
-    stage: str
-    loop: str
-    factor: int
-    loc: str = ""
+    stage: str = option(help="the stage (the tensor a statement writes) whose loops are transformed")
+    loop: str = option(help="the loop, by its name in the stage's nest")
+    factor: int = option(help="how many copies of the body one iteration runs")
+    loc: str = option("", help="where the directive was written ('file:line:col'), to locate diagnostics; apply-schedule sets it")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         d = make_directive("unroll", self.loc, loop=self.loop, factor=self.factor)

@@ -68,6 +68,7 @@ from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.passes import ModulePass
 
 from irkit.dialects import loop as lp
+from irkit.passes.options import option
 from irkit.passes.schedule import directive
 from irkit.passes.schedule._blocking import (
     MapBuilder,
@@ -528,10 +529,10 @@ class ScheduleUnrollJamPass(ModulePass):
     inside it, with remainder loops and register tiles (scalar replacement)."""
 
     name = "schedule-unroll-jam"
-    stage: str
-    loop: str
-    factor: int
-    loc: str = ""
+    stage: str = option(help="the stage (the tensor a statement writes) whose loops are transformed")
+    loop: str = option(help="the loop, by its name in the stage's nest")
+    factor: int = option(help="how many iterations are jammed into the loops inside (the register tile's size)")
+    loc: str = option("", help="where the directive was written ('file:line:col'), to locate diagnostics; apply-schedule sets it")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         d = make_directive("unroll_jam", self.loc, loop=self.loop, factor=self.factor)

@@ -21,6 +21,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute
 from xdsl.passes import ModulePass
 
+from irkit.passes.options import option
 from irkit.passes.schedule import directive
 from irkit.passes.schedule._pass import run_directive
 from irkit.passes.schedule.helpers import (
@@ -58,10 +59,10 @@ class ScheduleVectorizePass(ModulePass):
     """Vectorize the innermost loop `loop` of stage `stage`, `width` lanes (default: from the hardware)."""
 
     name = "schedule-vectorize"
-    stage: str
-    loop: str
-    width: int | None = None
-    loc: str = ""
+    stage: str = option(help="the stage (the tensor a statement writes) whose loops are transformed")
+    loop: str = option(help="the innermost loop to run in vector lanes")
+    width: int | None = option(None, help="lanes per vector (default: the hardware's vector width for the element type)")
+    loc: str = option("", help="where the directive was written ('file:line:col'), to locate diagnostics; apply-schedule sets it")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         d = make_directive("vectorize", self.loc, loop=self.loop, width=self.width)
