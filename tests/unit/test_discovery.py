@@ -46,3 +46,25 @@ def test_help_for_an_unknown_pass_suggests_one(capsys):
     status, out, err = run(capsys, "--help-pass", "raise-lop")
     assert status == 2 and out == ""
     assert "unknown pass 'raise-lop'; did you mean 'raise-loop'?" in err
+
+
+def test_every_option_of_an_irkit_pass_has_help_text(capsys):
+    """--help-pass prints each option's help; irkit's own passes give one for every option."""
+    import dataclasses
+
+    from irkit.tools.pipeline import _option_fields
+
+    for name, factory in IRKIT_PASSES.items():
+        cls = factory()
+        for field in dataclasses.fields(cls):
+            if field.name in _option_fields(cls):
+                assert field.metadata.get("help"), f"{name}: option {field.name} has no help text"
+    status, out, _ = run(capsys, "--help-pass", "schedule-tile")
+    assert status == 0
+    assert "  factors: tuple[int, ...] = required\n      one tile size per loop" in out
+
+
+def test_backends_are_listed(capsys):
+    status, out, _ = run(capsys, "--list-backends")
+    assert status == 0
+    assert [line for line in out.splitlines() if not line.startswith(" ")] == ["mlir", "design", "c", "python"]
