@@ -905,7 +905,12 @@ def named_op(name: str, args: list[np.ndarray], params: Mapping[str, object], dt
     elif name in REFERENCE_SEMANTICS:
         values = {k: p.default for k, p in NAMED_OPS[name].params.items()} if name in NAMED_OPS else {}
         values.update({k: v for k, v in params.items() if v is not None})
-        out = REFERENCE_SEMANTICS[name]([np.asarray(a) for a in args], values, acc)
+        try:
+            out = REFERENCE_SEMANTICS[name]([np.asarray(a) for a in args], values, acc)
+        except Exception as exc:  # a plugin's semantics: say whose code failed
+            raise ReferenceEvalError(
+                f"the reference semantics of '{name}' (registered by a plugin) failed: {type(exc).__name__}: {exc}"
+            ) from exc
     else:
         raise ReferenceEvalError(f"the reference has no semantics for the named operation '{name}'")
     return np.asarray(out).astype(dt, copy=False)

@@ -71,7 +71,7 @@ def affine_text(expr: AffineExpr, dims: list[str], syms: list[str]) -> str:
     """Canonical text of an affine expression: linear terms sorted by name, then the constant."""
     terms = _linear(expr, dims, syms)
     if terms is None:
-        return str(expr)
+        return _quasi_text(expr, dims, syms)
     coeffs, const = terms
     parts: list[str] = []
     for name in sorted(coeffs):
@@ -84,6 +84,48 @@ def affine_text(expr: AffineExpr, dims: list[str], syms: list[str]) -> str:
         parts.append(("- " if const < 0 else "+ ") + str(abs(const)))
     text = " ".join(parts)
     return text[2:] if text.startswith("+ ") else "-" + text[2:]
+
+
+def _operand(text: str) -> str:
+    """`text` as the operand of `/` or `%`: parenthesised unless it is one name or number."""
+    return f"({text})" if " " in text or text.startswith("-") else text
+
+
+def _summands(expr: AffineExpr) -> list[AffineExpr]:
+    if isinstance(expr, AffineBinaryOpExpr) and expr.kind == AffineBinaryOpKind.Add:
+        return _summands(expr.lhs) + _summands(expr.rhs)
+    return [expr]
+
+
+def _quasi_text(expr: AffineExpr, dims: list[str], syms: list[str]) -> str:
+    """Text of an expression with floordiv, ceildiv or mod, in the design language's spelling
+    (`(H - 1) / 2 + 1`, which documents parse back): non-linear terms sorted, then the linear rest."""
+    linear: AffineExpr = AffineExpr.constant(0)
+    others: list[str] = []
+    for term in _summands(expr):
+        if _linear(term, dims, syms) is not None:
+            linear = linear + term
+            continue
+        if isinstance(term, AffineBinaryOpExpr) and isinstance(term.rhs, AffineConstantExpr):
+            inner, q = _operand(affine_text(term.lhs, dims, syms)), term.rhs.value
+            if term.kind == AffineBinaryOpKind.FloorDiv:
+                others.append(f"{inner} / {q}")
+                continue
+            if term.kind == AffineBinaryOpKind.CeilDiv:
+                others.append(f"{_operand(affine_text(term.lhs + (q - 1), dims, syms))} / {q}")
+                continue
+            if term.kind == AffineBinaryOpKind.Mod:
+                others.append(f"{inner} % {q}")
+                continue
+            if term.kind == AffineBinaryOpKind.Mul:
+                others.append(f"{q}*({affine_text(term.lhs, dims, syms)})")
+                continue
+        others.append(str(term))
+    rest = affine_text(linear, dims, syms)
+    text = " + ".join(sorted(others))
+    if rest == "0":
+        return text
+    return f"{text} - {rest[1:]}" if rest.startswith("-") else f"{text} + {rest}"
 
 
 def _linear(expr: AffineExpr, dims: list[str], syms: list[str]) -> tuple[dict[str, int], int] | None:
@@ -237,7 +279,7 @@ def generic_text(op: t.GenericOp, form: KernelForm, dims: list[str]) -> GenericT
     """The generic with its loops called `dims` (by position)."""
     syms = form.sizes
     names = [form.buffer_names[v] for v in [*op.ins, *op.outs]]
-    extents = [affine_text(r, [], syms) for r in op.domain.data.results]
+    extents = [affine_text(fold_floordiv(r), [], syms) for r in op.domain.data.results]
     out_map = op.maps[-1]
     out_index = [affine_text(r, dims, syms) for r in out_map.results]
     body = _body_tree(op, names, dims, syms)
@@ -245,6 +287,24 @@ def generic_text(op: t.GenericOp, form: KernelForm, dims: list[str]) -> GenericT
         f"{names[k]}[{', '.join(affine_text(r, dims, syms) for r in op.maps[k].results)}]" for k in range(len(op.ins))
     )
     return GenericText(extents, op.iterator_kinds, out_index, body, reads)
+
+
+def fold_floordiv(expr: AffineExpr) -> AffineExpr:
+    """`(x floordiv q) + c` as `(x + c*q) floordiv q`, recursively: one spelling of a strided
+    extent, so `((H - 1) floordiv 2) + 1` (the document's) equals `(H + 1) floordiv 2` (raised)."""
+    if not isinstance(expr, AffineBinaryOpExpr):
+        return expr
+    lhs, rhs = fold_floordiv(expr.lhs), fold_floordiv(expr.rhs)
+    if expr.kind == AffineBinaryOpKind.Add:
+        for a, b in ((lhs, rhs), (rhs, lhs)):
+            if (
+                isinstance(a, AffineBinaryOpExpr)
+                and a.kind == AffineBinaryOpKind.FloorDiv
+                and isinstance(a.rhs, AffineConstantExpr)
+                and isinstance(b, AffineConstantExpr)
+            ):
+                return (a.lhs + b.value * a.rhs.value) // a.rhs.value
+    return AffineBinaryOpExpr(expr.kind, lhs, rhs)
 
 
 def _dim_of(expr: AffineExpr) -> int | None:
@@ -419,6 +479,12 @@ def _describe(w: WriteForm, form: KernelForm) -> str:
         value = w.op.value
         number = _number(value.value.data) if isinstance(value, FloatAttr | IntegerAttr) else str(value)
         return f"the initialisation to {number}"
+    if isinstance(w.op, t.GenericOp) and not w.op.ins:  # a constant stored over part of the buffer
+        ranges = [
+            f"{n.data} < {affine_text(fold_floordiv(r), [], form.sizes)}"
+            for n, r in zip(w.op.loop_names.data, w.op.domain.data.results)
+        ]
+        return f"a constant stored over {', '.join(ranges)} only"
     return "the computation"
 
 

@@ -40,7 +40,7 @@ from xdsl.ir import Operation, SSAValue
 
 from irkit.dialects import loop as lp
 from irkit.kernel_abi import kernel_args
-from irkit.raising.linear import Linear, map_results
+from irkit.raising.linear import Atom, Linear, map_results
 
 
 class RaiseError(Exception):
@@ -210,6 +210,12 @@ def enclosing(op: Operation, reading: KernelReading) -> list[LoopFacts]:
     return [reading.loops[f] for f in lp.enclosing_loops(op)]
 
 
+def _over_sizes(form: Linear, size_vars: set) -> bool:
+    """Is `form` an expression of the sizes only?  A floordiv or mod of sizes counts: a strided
+    convolution's output extent is `(H + 2p - r) floordiv s + 1`."""
+    return all(_over_sizes(v.inner, size_vars) if isinstance(v, Atom) else v in size_vars for v in form.vars())
+
+
 def extent_of(facts: LoopFacts, reading: KernelReading) -> tuple[Linear, list[LoopFacts]]:
     """The extent of the dimension a point (or tile) loop walks, over the sizes, and the loops of
     its own stage that split it (outermost first, ending with `facts`).
@@ -225,7 +231,7 @@ def extent_of(facts: LoopFacts, reading: KernelReading) -> tuple[Linear, list[Lo
     if len(facts.lower) != 1:
         raise RaiseError(f"cannot raise loop '{facts.name}': its lower bound is a maximum", facts.op)
     lower = facts.lower[0]
-    free = [u for u in facts.upper if u.vars() <= size_vars]
+    free = [u for u in facts.upper if _over_sizes(u, size_vars)]
     if lower == Linear():
         if len(free) != 1:
             raise RaiseError(f"cannot raise loop '{facts.name}': no single size-only upper bound", facts.op)

@@ -31,7 +31,8 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 
 from irkit.dialects import tensorop as t
-from irkit.raising.linear import Linear
+from irkit.kernel_abi import kernel_args
+from irkit.raising.linear import Atom, Linear, evaluate, map_results
 from irkit.raising.loop_reader import Buffer, KernelReading, RaiseError, Write, read_kernel
 from irkit.raising.schedule_of import dim_name, schedule_of
 
@@ -79,9 +80,15 @@ def raise_kernel(kernel: func.FuncOp) -> func.FuncOp:
 
 
 def _size_expr(form: Linear, sizes: list[SSAValue]) -> AffineExpr:
+    """`form` over the sizes as symbols; floordiv/mod atoms (strided extents) nest."""
     expr = AffineExpr.constant(form.const)
     for v, c in form.coeffs.items():
-        expr = expr + AffineExpr.symbol(sizes.index(v)) * c
+        if isinstance(v, Atom):
+            inner = _size_expr(v.inner, sizes)
+            term = inner // v.q if v.kind == "fd" else inner % v.q
+        else:
+            term = AffineExpr.symbol(sizes.index(v))
+        expr = expr + term * c
     return expr
 
 
@@ -139,7 +146,31 @@ def _is_fill(write: Write, reading: KernelReading) -> bool:
         return False
     if len(write.index) != len(write.dims):
         return False
-    return all(i.is_var(d.var) for i, d in zip(write.index, write.dims))
+    if not all(i.is_var(d.var) for i, d in zip(write.index, write.dims)):
+        return False
+    return write.buffer.temp or _covers_argument(write, reading)
+
+
+def _covers_argument(write: Write, reading: KernelReading) -> bool:
+    """Does a constant store into a kernel argument run over its whole declared shape?  One that
+    misses a row is not a fill: raised as a generic, it differs from the document's fill.
+    Compared at a few size values, since extents may be spelled differently (floordiv)."""
+    _, tensors = kernel_args(reading.kernel)
+    arg = next((a for a in tensors if a.value == write.buffer.value), None)
+    if arg is None:
+        return True
+    size_values = list(reading.sizes)
+    as_dims = [AffineExpr.dimension(i) for i in range(len(size_values))]
+    shape = map_results(arg.shape.replace_dims_and_symbols([], as_dims, len(size_values), 0), size_values)
+    if any(form is None for form in shape):
+        return True  # a shape raising cannot read: leave it to the comparison
+    extents = {d.var: d.extent for d in write.dims}
+    by_position = [extents[next(iter(i.coeffs))] for i in write.index]
+    for trial in (0, 1, 2, 3):
+        env = {v: 5 + 7 * trial + 3 * k for k, v in enumerate(size_values)}
+        if [evaluate(f, env) for f in shape] != [evaluate(f, env) for f in by_position]:  # type: ignore[arg-type]
+            return False
+    return True
 
 
 def _tensor_op(

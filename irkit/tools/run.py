@@ -108,7 +108,7 @@ def time_kernel(kernel, inputs: dict[str, np.ndarray], sizes: dict[str, int], re
 def run(args: argparse.Namespace) -> int:
     from irkit.api import compile, read_document
     from irkit.metrics import work
-    from irkit.reference import compare, reduction_lengths
+    from irkit.reference import ReferenceEvalError, compare, reduction_lengths
     from irkit.tools.opt import EXIT_INPUT, EXIT_OK
 
     sizes = parse_sizes(args.size)
@@ -134,7 +134,12 @@ def run(args: argparse.Namespace) -> int:
     }
     ok = True
     if args.check:
-        expected = kernel.reference(inputs)
+        try:
+            expected = kernel.reference(inputs)
+        except ReferenceEvalError as exc:  # the document's (or a plugin's) semantics, not a bug of irkit
+            raise DiagnosticError(
+                [Diagnostic("error", f"--check: the numpy reference cannot evaluate the document: {exc}", args.file)]
+            ) from None
         lengths = reduction_lengths(kernel.levels["design"], resolved)
         checks = {}
         for name, arr in outputs.items():

@@ -301,3 +301,54 @@ def test_a_named_op_without_a_tensorop_form_stops_lowering_at_the_call(tmp_path)
     lowered = run("irkit.tools.opt", "--plugin", str(plugin), str(doc), "-p", "lower-design")
     assert lowered.returncode == 1
     assert "copy.design:5:3: error: lower-design: 'rowcopy' has no tensorop form yet" in lowered.stderr
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("return operands[0][:, :, 1:-1, 1:-1]", "the operation produces shape"),
+        ("raise KeyError('strid')", "the reference semantics of 'depthwise_conv2d' (registered by a plugin) failed"),
+    ],
+)
+def test_a_broken_plugin_reference_is_an_error_of_the_check_not_a_crash(tmp_path, body, message):
+    """A plugin's numpy semantics that return the wrong shape or raise: `run --check` says so and exits 1."""
+    plugin = tmp_path / "bad_reference.py"
+    plugin.write_text(
+        textwrap.dedent(
+            f"""
+            import importlib.util
+            from pathlib import Path
+
+            from irkit.extend import NamedOperation, register_named_op
+
+            spec = importlib.util.spec_from_file_location("ch3", {str(ROOT / "examples/tutorial/ch3/depthwise.py")!r})
+            ch3 = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(ch3)
+
+
+            def bad(operands, p, acc):
+                {body}
+
+
+            register_named_op(NamedOperation(ch3.SPEC, generalize=ch3.generalize, reference=bad), replace=True)
+            """
+        )
+    )
+    doc = ROOT / "examples/tutorial/ch3/dw.design"
+    proc = run(
+        "irkit.tools.cli",
+        "--plugin",
+        str(plugin),
+        "run",
+        "--check",
+        "--size",
+        "C=2",
+        "--size",
+        "H=6",
+        "--size",
+        "W=6",
+        str(doc),
+    )
+    assert proc.returncode == 1, proc.stderr
+    assert "--check: the numpy reference cannot evaluate the document" in proc.stderr and message in proc.stderr
+    assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr

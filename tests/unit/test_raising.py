@@ -362,15 +362,32 @@ def test_verify_unparsable_loops_is_a_diagnostic(capsys, tmp_path):
 def test_verify_unsupported_construct_is_a_located_error(capsys, tmp_path):
     """A loop bound raising cannot read: an error at the directive that made the loop, never a guess."""
     text = str(lowered_loops(parse_design((EXAMPLES / "rowsum.design").read_text(), example("rowsum"))))
-    anchor = 'to affine_map<(d0) -> (d0)>(%N) step 1 {loop_name = "j"'
+    anchor = 'affine_map<() -> (0)>() to affine_map<(d0) -> (d0)>(%N) step 1 {loop_name = "j"'
     assert text.count(anchor) == 1
-    loops = tmp_path / "rowsum-floordiv.mlir"
-    loops.write_text(text.replace(anchor, 'to affine_map<(d0) -> ((d0 floordiv 2))>(%N) step 1 {loop_name = "j"'))
+    loops = tmp_path / "rowsum-max.mlir"
+    loops.write_text(
+        text.replace(
+            anchor, 'affine_map<(d0) -> (0, (d0 - 64))>(%N) to affine_map<(d0) -> (d0)>(%N) step 1 {loop_name = "j"'
+        )
+    )
     status, out, err = run(irkit_main, capsys, "verify", example("rowsum"), "--loops", str(loops))
     assert status == 1 and out == ""
     line = line_of((EXAMPLES / "rowsum.design").read_text(), r"^\s*vectorize j by 16")
-    assert f"{example('rowsum')}:{line}:5: error: raise-loop: cannot raise loop 'j'" in err
+    assert (
+        f"{example('rowsum')}:{line}:5: error: raise-loop: cannot raise loop 'j': its lower bound is a maximum" in err
+    )
     assert "Traceback" not in err
+
+
+def test_verify_a_loop_over_half_the_range_is_a_difference(capsys, tmp_path):
+    """A floordiv of sizes is a bound raising reads (strided extents): halving a loop is a located difference."""
+    text = str(lowered_loops(parse_design((EXAMPLES / "rowsum.design").read_text(), example("rowsum"))))
+    anchor = 'to affine_map<(d0) -> (d0)>(%N) step 1 {loop_name = "j"'
+    loops = tmp_path / "rowsum-half.mlir"
+    loops.write_text(text.replace(anchor, 'to affine_map<(d0) -> ((d0 floordiv 2))>(%N) step 1 {loop_name = "j"'))
+    status, out, err = run(irkit_main, capsys, "verify", example("rowsum"), "--loops", str(loops))
+    assert status == 1 and "Traceback" not in err
+    assert "loop j of 's': document runs it over N, generated code over N / 2" in err
 
 
 @pytest.mark.parametrize("name", ["gemm", "batch_matmul"])  # conv2d: ~7 s, see the REGISTER_BLOCKED tests
@@ -519,3 +536,56 @@ KNOWN_FALSE_ALARMS = [
 @pytest.mark.parametrize("text", KNOWN_FALSE_ALARMS)
 def test_valid_schedule_verifies(text):
     _verifies(text)
+
+
+STRIDED = """design strided {
+  sizes { N = 1, C = 4, F = 8, H = 17, W = 19 }
+
+  tensor I : f32[N, C, H, W] input
+  tensor K : f32[F, C, 3, 3] input
+  tensor O : f32[N, F, (H - 1) / 2 + 1, (W - 1) / 2 + 1] output
+
+  O = conv2d(I, K, stride = 2, padding = 1, layout = nchw)
+
+  layout {
+    I : row_major
+    K : row_major
+    O : row_major
+  }
+
+  schedule O {
+    split f by 4 -> fo, fi
+    split x by 4 -> xo, xv
+    reorder n, fo, y, xo, fi, c, r, s, xv
+    parallel fo
+    unroll_jam fi by 4
+  }
+}
+"""
+
+
+def test_strided_convolution_round_trips(capsys, tmp_path):
+    """The output extent `(H - 1) / 2 + 1` is a floordiv of sizes: raised, compared and printed back."""
+    doc = tmp_path / "strided.design"
+    doc.write_text(STRIDED)
+    status, out, err = run(irkit_main, capsys, "verify", str(doc))
+    assert status == 0, err
+    status, out, err = run(opt_main, capsys, str(doc), "-p", FULL, "--emit", "design")
+    assert status == 0, err
+    assert out == STRIDED
+
+
+def test_strided_convolution_with_the_wrong_extent_is_reported(capsys, tmp_path):
+    doc = tmp_path / "strided.design"
+    doc.write_text(STRIDED)
+    loops = tmp_path / "strided.mlir"
+    text = str(lowered_loops(parse_design(STRIDED, str(doc))))
+    lines = text.splitlines()
+    # the first loop bound with the strided extent: the fill of O over its rows
+    at = next(i for i, line in enumerate(lines) if "loop.for" in line and "floordiv 2) + 1" in line)
+    lines[at] = lines[at].replace("floordiv 2) + 1", "floordiv 2) + 0", 1)
+    loops.write_text("\n".join(lines) + "\n")
+    status, out, err = run(irkit_main, capsys, "verify", str(doc), "--loops", str(loops))
+    assert status == 1 and "Traceback" not in err
+    assert f"{doc}:8:3: error: 'O': the document has the initialisation to 0, the generated code a constant" in err
+    assert "d2 < (H - 1) / 2, d3 < (W + 1) / 2 only" in err
