@@ -911,9 +911,23 @@ def named_op(name: str, args: list[np.ndarray], params: Mapping[str, object], dt
             raise ReferenceEvalError(
                 f"the reference semantics of '{name}' (registered by a plugin) failed: {type(exc).__name__}: {exc}"
             ) from exc
+        if name in NAMED_OPS:
+            _check_plugin_shape(name, [a.shape for a in args], values, np.shape(out))
     else:
         raise ReferenceEvalError(f"the reference has no semantics for the named operation '{name}'")
     return np.asarray(out).astype(dt, copy=False)
+
+
+def _check_plugin_shape(name: str, shapes: list[tuple[int, ...]], values: dict, produced: tuple[int, ...]) -> None:
+    """A plugin's numpy semantics must return the shape its own shape rule promises."""
+    spec = NAMED_OPS[name]
+    exprs = [[Const(n) for n in shape] for shape in shapes]
+    promised = tuple(int(evaluate(e, {})) for e in spec.shape_fn(exprs, values)[0])
+    if tuple(produced) != promised:
+        raise ReferenceEvalError(
+            f"the reference semantics of '{name}' (registered by a plugin) returned shape {tuple(produced)}, "
+            f"but its shape rule gives {promised} for operands of shapes {', '.join(str(s) for s in shapes)}"
+        )
 
 
 def _check_named_shape(stage: str, produced: tuple[int, ...], expected: tuple[int, ...]) -> None:
