@@ -270,5 +270,29 @@ def test_plugin_did_not_leak_into_the_test_environment(plugin_env: PluginEnv):
     assert plugin_env.how in ("pip", "setuptools")
     assert importlib.util.find_spec("irkit_loopstats") is None
     assert "irkit_loopstats" not in {ep.name for ep in entry_points(group="xdsl.universe")}
+    assert "loopstats" not in {ep.name for ep in entry_points(group="irkit.plugins")}
     assert PASS not in all_passes()
     assert "loopstats" not in Universe.get_multiverse().all_dialects
+
+
+# ------------------------------------------------- irkit's own entry point group
+
+
+def test_irkit_plugins_entry_point_adds_a_backend(plugin_env: PluginEnv, loop_ir: Path):
+    listed = opt(plugin_env, "--list-backends")
+    assert listed.returncode == 0, listed.stderr
+    assert "loopstats\n    a table of each kernel's loop nests" in listed.stdout
+    done = opt(plugin_env, loop_ir, "--emit", "loopstats")
+    assert done.returncode == 0, done.stderr
+    header, row = done.stdout.splitlines()
+    assert header.split() == ["kernel", "nests", "loops", "max_depth", "loads", "stores"]
+    nests = nests_of(loop_ir.read_text())
+    expected = ["gemm", len(nests), sum(n.loops for n in nests), max(n.depth for n in nests)]
+    expected += [sum(n.loads for n in nests), sum(n.stores for n in nests)]
+    assert row.split() == [str(x) for x in expected]
+
+
+def test_the_backend_refuses_ir_that_is_not_loop_level(plugin_env: PluginEnv):
+    done = opt(plugin_env, GEMM, "-p", "lower-design", "--emit", "loopstats")
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "error: --emit loopstats: kernel @gemm is not loop-level IR yet" in done.stderr
