@@ -153,7 +153,13 @@ class DesignBuilder:
                 nxt = next((writes[i] for i in range(k + 1, len(writes)) if writes[i].buffer == w.buffer), None)
                 if nxt is not None and self._reduction_of(nxt, w) is not None:
                     continue  # the start of the `+=` that follows
-                raise RaiseError(f"cannot print '{w.buffer}': a fill that starts no reduction", w.op)
+                hint = (
+                    "; a temporary like this (a padded copy) is part of a named operation, and comes back only "
+                    "when that operation is recognised: if it is a plugin's, check its spec and Param.candidates"
+                    if w.buffer in self.form.temps
+                    else ""
+                )
+                raise RaiseError(f"cannot print '{w.buffer}': a fill that starts no reduction{hint}", w.op)
             keyed.append((at, self.index_statement(w, k, writes)))
         keyed.sort(key=lambda pair: pair[0])
         return [op for _, op in keyed], hidden
