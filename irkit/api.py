@@ -138,9 +138,11 @@ def compile(
     from irkit.backends.build import compile_and_load
     from irkit.backends.c import emit_c
     from irkit.backends.runner import CompiledKernel
+    from irkit.extend import load_installed_plugins
     from irkit.frontend import parse_design
     from irkit.kernel_abi import find_kernels
 
+    load_installed_plugins()  # named operations of installed packages (irkit.plugins entry points)
     text, name = read_document(path_or_text)
     module = parse_design(text, name)
     hardware = load_hardware(hw, name) if hw is not None else None

@@ -44,7 +44,11 @@ PLUGIN_DIALECTS: dict[str, Callable[[], Dialect]] = {}
 
 
 def make_context() -> Context:
-    """A context that knows builtin, arith, math, func and irkit's dialects."""
+    """A context that knows builtin, arith, math, func, irkit's dialects and plugins' (installed
+    `irkit.plugins` packages are loaded first, once per process)."""
+    from irkit.extend import load_installed_plugins
+
+    load_installed_plugins()
     ctx = Context()
     for dialect in (Builtin, Arith, Math, Func):
         ctx.load_dialect(dialect)

@@ -228,8 +228,29 @@ def load_plugin(spec: str) -> None:
     _loaded.add(spec)
 
 
+_installed: list[str] | None = None  # the installed plugins, once they have all loaded
+
+
 def load_installed_plugins() -> list[str]:
-    """Load every `irkit.plugins` entry point of the installed packages; their names, in order."""
+    """Load every `irkit.plugins` entry point of the installed packages, once per process; their
+    names, in order.  The tools, `irkit.compile`, contexts and named-operation lookups call it."""
+    global _installed, _loading
+    if _installed is not None:
+        return list(_installed)
+    if _loading:  # a plugin being loaded made a context or looked an operation up
+        return []
+    _loading = True
+    try:
+        _installed = _load_entry_points()
+    finally:
+        _loading = False
+    return list(_installed)
+
+
+_loading = False
+
+
+def _load_entry_points() -> list[str]:
     names = []
     for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
         key = f"entry-point:{ep.name}={ep.value}"

@@ -297,5 +297,10 @@ def register_spec(spec: NamedOpSpec) -> None:
 def get_named_op(name: str) -> NamedOpSpec:
     spec = NAMED_OPS.get(name)
     if spec is None:
+        from irkit.extend import load_installed_plugins
+
+        load_installed_plugins()  # an installed package may define it (a no-op after the first time)
+        spec = NAMED_OPS.get(name)
+    if spec is None:
         raise NamedOpError(f"unknown operation '{name}'; expected one of {', '.join(sorted(NAMED_OPS))}")
     return spec

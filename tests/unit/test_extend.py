@@ -148,13 +148,33 @@ def test_installed_plugins_are_loaded_and_their_failures_named(monkeypatch):
 
     monkeypatch.setattr(ext, "entry_points", lambda group: [EP("good", lambda: calls.append("good"))])
     monkeypatch.setattr(ext, "_loaded", set())
+    monkeypatch.setattr(ext, "_installed", None)
     assert ext.load_installed_plugins() == ["good"] and calls == ["good"]
     assert ext.load_installed_plugins() == ["good"] and calls == ["good"], "loaded once"
     monkeypatch.setattr(ext, "entry_points", lambda group: [EP("broken", ImportError("no module named zzz"))])
+    monkeypatch.setattr(ext, "_installed", None)
     with pytest.raises(
         ext.PluginError, match=r"installed plugin 'broken' \(pkg.broken:register\) failed while loading"
     ):
         ext.load_installed_plugins()
+    assert ext._installed is None, "a failed load is not cached as done"
+
+
+def test_a_plugin_that_makes_a_context_while_loading_does_not_recurse(monkeypatch):
+    from irkit.context import make_context
+
+    made = []
+
+    class EP:
+        name, value = "nested", "pkg.nested:register"
+
+        def load(self):
+            return lambda: made.append(make_context())
+
+    monkeypatch.setattr(ext, "entry_points", lambda group: [EP()])
+    monkeypatch.setattr(ext, "_loaded", set())
+    monkeypatch.setattr(ext, "_installed", None)
+    assert ext.load_installed_plugins() == ["nested"] and len(made) == 1
 
 
 # --- through the tools -----------------------------------------------------------------------

@@ -296,3 +296,16 @@ def test_the_backend_refuses_ir_that_is_not_loop_level(plugin_env: PluginEnv):
     done = opt(plugin_env, GEMM, "-p", "lower-design", "--emit", "loopstats")
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert "error: --emit loopstats: kernel @gemm is not loop-level IR yet" in done.stderr
+
+
+def test_the_python_api_loads_installed_plugins_too(plugin_env: PluginEnv):
+    code = (
+        "from irkit.context import make_context\n"
+        "from irkit.backends.registry import BACKENDS\n"
+        "before = sorted(BACKENDS)\n"
+        "make_context()\n"
+        "print(before, sorted(BACKENDS))\n"
+    )
+    done = _run([plugin_env.python, "-c", code])
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[] ['loopstats']"
