@@ -105,27 +105,25 @@ def _quasi_text(expr: AffineExpr, dims: list[str], syms: list[str]) -> str:
     for term in _summands(expr):
         if _linear(term, dims, syms) is not None:
             linear = linear + term
-            continue
-        if isinstance(term, AffineBinaryOpExpr) and isinstance(term.rhs, AffineConstantExpr):
-            inner, q = _operand(affine_text(term.lhs, dims, syms)), term.rhs.value
-            if term.kind == AffineBinaryOpKind.FloorDiv:
-                others.append(f"{inner} / {q}")
-                continue
-            if term.kind == AffineBinaryOpKind.CeilDiv:
-                others.append(f"{_operand(affine_text(term.lhs + (q - 1), dims, syms))} / {q}")
-                continue
-            if term.kind == AffineBinaryOpKind.Mod:
-                others.append(f"{inner} % {q}")
-                continue
-            if term.kind == AffineBinaryOpKind.Mul:
-                others.append(f"{q}*({affine_text(term.lhs, dims, syms)})")
-                continue
-        others.append(str(term))
+        else:
+            others.append(_quasi_term(term, dims, syms))
     rest = affine_text(linear, dims, syms)
     text = " + ".join(sorted(others))
     if rest == "0":
         return text
     return f"{text} - {rest[1:]}" if rest.startswith("-") else f"{text} + {rest}"
+
+
+def _quasi_term(term: AffineExpr, dims: list[str], syms: list[str]) -> str:
+    """One non-linear summand: `x / q` (floordiv), `(x + q - 1) / q` (ceildiv), `x % q`, `q*(x)`."""
+    if not (isinstance(term, AffineBinaryOpExpr) and isinstance(term.rhs, AffineConstantExpr)):
+        return str(term)
+    q = term.rhs.value
+    if term.kind == AffineBinaryOpKind.Mul:
+        return f"{q}*({affine_text(term.lhs, dims, syms)})"
+    inner = term.lhs + (q - 1) if term.kind == AffineBinaryOpKind.CeilDiv else term.lhs
+    operator = "%" if term.kind == AffineBinaryOpKind.Mod else "/"
+    return f"{_operand(affine_text(inner, dims, syms))} {operator} {q}"
 
 
 def _linear(expr: AffineExpr, dims: list[str], syms: list[str]) -> tuple[dict[str, int], int] | None:
