@@ -457,26 +457,23 @@ class Gen:
     def run(self) -> list[Operation]:
         self.check_types()
         kind = self.op.name.removeprefix("tensorop.")
-        plugin = GENERALIZERS.get(kind)
-        if plugin is not None:
-            plugin(self)
-        elif kind in BUILTIN_FORMS:
-            getattr(self, kind)()
-        else:
+        form = GENERALIZERS.get(kind)
+        if form is None:
             raise self.fail(
                 f"no generic form is registered for {self.op.name}; give its named operation a "
                 "`generalize` function (see docs/extending.md)"
             )
+        form(self)
         return self.ops
 
 
-# irkit's own named ops are Gen methods of the same name.
-BUILTIN_FORMS = ("matmul", "batch_matmul", "conv2d", "softmax", "transpose", "reduce", "elementwise")
-
-# The generic forms of named operations added through `irkit.extend.register_named_op`:
-# fn(gen) appends the fills, allocs and generics computing the op (gen.op) to gen.ops
-# through gen.fill / gen.alloc / gen.generic / gen.contraction.
-GENERALIZERS: dict[str, Callable[[Gen], None]] = {}
+# The generic form of each named op: fn(gen) appends the fills, allocs and generics computing
+# gen.op to gen.ops (through gen.fill / gen.alloc / gen.generic / gen.contraction).  irkit's own
+# are the Gen methods of the same name; irkit.extend.register_named_op adds plugins'.
+GENERALIZERS: dict[str, Callable[[Gen], None]] = {
+    name: getattr(Gen, name)
+    for name in ("matmul", "batch_matmul", "conv2d", "softmax", "transpose", "reduce", "elementwise")
+}
 
 
 def generalize_op(op: t.NamedTensorOp, pass_name: str = "generalize-tensorop") -> list[Operation]:
