@@ -107,6 +107,7 @@ class Access:
     store: bool
     dims: list[tuple[dict[str, int], Expr] | None]  # per logical dim: loop-var coefficients, the rest
     owner: Loop | None = None
+    hoisted: bool = False  # loop-invariant after gcc's complete unrolling: no instruction per iteration
 
 
 @dataclass
@@ -246,6 +247,10 @@ class Reader:
         self.loops[var] = loop
         self.read_block(op.body.block, loop, loop.loops)
         self.classify(op, loop)
+        if parent is None:  # the nest is whole: what gcc's complete unrolling makes of short chains
+            for inner in list(loop.walk()):
+                if inner.chain:
+                    _unroll_short_chain(inner)
         return loop
 
     def read_op(self, op: Operation, loop: Loop) -> None:
@@ -373,6 +378,66 @@ class Reader:
         st_op = stream_candidate(self.kernel, op)
         if st_op is not None and st_op.memref in self.buffers:
             loop.streamed.add(self.buffers[st_op.memref].name)
+
+
+# gcc unrolls a loop of a constant trip count completely when it runs at most 16
+# times (`max-completely-peel-times`) and the straight-line code stays within about
+# 200 instructions (`max-completely-peeled-insns`); instructions per unrolled step
+# are counted as the loop body's accesses and floating-point operations.
+UNROLLED_TRIPS = 16
+UNROLLED_INSNS = 200
+
+
+def _unroll_short_chain(loop: Loop) -> None:
+    """A short accumulation chain in loops gcc unrolls completely, over an element that changes
+    with the first loop around that is not unrolled (`top`: a 3x3 filter's r, s inside an output
+    pixel loop x), as gcc compiles it: the unrolled loops become straight-line code in `top`,
+    which is then the innermost loop (auto-vectorised when its accesses allow); the accumulator is
+    loaded and stored once per iteration of `top` (the reloads and stores in between forwarded),
+    loads invariant in `top` are hoisted, and the chain overlaps the next iteration's in the
+    out-of-order window, so it costs throughput, not latency."""
+    unrolled, points, top = [], [{}], loop
+    while top.trips().op == "const" and top.lb.op == "const":
+        n = int(top.trips().value)  # type: ignore[arg-type]
+        if n > UNROLLED_TRIPS or top.parent is None or len(top.parent.loops) != 1:
+            return
+        if top is not loop and (top.accesses or top.ops):
+            return
+        values = [int(top.lb.value) + k * top.step for k in range(n)]  # type: ignore[arg-type]
+        points = [{**p, top.var: v} for p in points for v in values]
+        unrolled.append(top)
+        top = top.parent
+    if not unrolled or len(points) * (len(loop.accesses) + sum(loop.ops.values())) > UNROLLED_INSNS:
+        return
+    inner = {u.var for u in unrolled}
+    accumulators = [
+        a for a in loop.accesses if a.store and all(d is not None and not inner & d[0].keys() for d in a.dims)
+    ]
+    if not accumulators or not all(any(top.var in d[0] for d in a.dims if d is not None) for a in accumulators):
+        return
+    top.loops = []
+    top.chain = 0
+    for kind, count in loop.ops.items():
+        top.ops[kind] = top.ops.get(kind, 0) + count * len(points)
+    top.flops += loop.flops * len(points)
+    seen: set[tuple] = set()
+    for a in loop.accesses:
+        for point in points:
+            dims = [None if d is None else _at_point(d, point) for d in a.dims]
+            key = (id(a.buf), a.store, repr(dims))
+            if key in seen:  # the accumulator's reloads and stores, and repeats: once
+                continue
+            seen.add(key)
+            hoisted = not a.store and all(d is not None and top.var not in d[0] for d in dims)
+            top.accesses.append(Access(a.buf, a.store, dims, top, hoisted))  # type: ignore[arg-type]
+    top.auto_vector = top.vector is None and top.step == 1 and all(_unit_or_invariant(a, top.var) for a in top.accesses)
+
+
+def _at_point(dim: tuple[dict[str, int], Expr], point: dict[str, int]) -> tuple[dict[str, int], Expr]:
+    """A dimension of an access with the unrolled loops' variables set to `point`."""
+    coeffs, rest = dim
+    shift = sum(k * point[v] for v, k in coeffs.items() if v in point)
+    return {v: k for v, k in coeffs.items() if v not in point}, rest + shift
 
 
 def _chain_length(op: lp.ForOp) -> int:
@@ -783,7 +848,7 @@ def instr_count(root: Loop, per_core: bool = True) -> dict[str, Expr]:
             put("flop_lanes", ex.const(loop.flops))
         vectorised = not loop.loops and bool(loop.vector or loop.auto_vector)
         for a in loop.accesses:
-            if a.buf.local:
+            if a.buf.local or a.hoisted:
                 continue
             put("l1_bytes", ex.const(a.buf.elem))
             if vectorised and not _unit_or_invariant(a, loop.var):
