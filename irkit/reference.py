@@ -862,6 +862,7 @@ def _elementwise(fn: str, args: list[np.ndarray], dt: np.dtype) -> np.ndarray:
 # Semantics of named operations added through `irkit.extend.register_named_op`:
 # fn(operands, parameter values with defaults filled in, accumulation dtype) -> result.
 ReferenceFn = Callable[[list[np.ndarray], dict[str, object], np.dtype], np.ndarray]
+PLUGIN_MARK = "(registered by a plugin)"  # in every error of a plugin's semantics: the checker looks for it
 REFERENCE_SEMANTICS: dict[str, ReferenceFn] = {}
 
 
@@ -909,7 +910,7 @@ def named_op(name: str, args: list[np.ndarray], params: Mapping[str, object], dt
             out = REFERENCE_SEMANTICS[name]([np.asarray(a) for a in args], values, acc)
         except Exception as exc:  # a plugin's semantics: say whose code failed
             raise ReferenceEvalError(
-                f"the reference semantics of '{name}' (registered by a plugin) failed: {type(exc).__name__}: {exc}"
+                f"the reference semantics of '{name}' {PLUGIN_MARK} failed: {type(exc).__name__}: {exc}"
             ) from exc
         if name in NAMED_OPS:
             _check_plugin_shape(name, [a.shape for a in args], values, np.shape(out))
@@ -925,7 +926,7 @@ def _check_plugin_shape(name: str, shapes: list[tuple[int, ...]], values: dict, 
     promised = tuple(int(evaluate(e, {})) for e in spec.shape_fn(exprs, values)[0])
     if tuple(produced) != promised:
         raise ReferenceEvalError(
-            f"the reference semantics of '{name}' (registered by a plugin) returned shape {tuple(produced)}, "
+            f"the reference semantics of '{name}' {PLUGIN_MARK} returned shape {tuple(produced)}, "
             f"but its shape rule gives {promised} for operands of shapes {', '.join(str(s) for s in shapes)}"
         )
 

@@ -89,7 +89,7 @@ from xdsl.ir import Operation, SSAValue
 from irkit.diagnostics import DiagnosticError
 from irkit.dialects import design as d
 from irkit.kernel_abi import find_kernels, kernel_args
-from irkit.reference import ReferenceEvalError
+from irkit.reference import PLUGIN_MARK, ReferenceEvalError
 
 __all__ = [
     "ENGINES",
@@ -643,6 +643,8 @@ class SemanticCheck:
             if self.last.engine == COMPILED:
                 self._validate(program)
         except (_CannotRun, _Broken) as exc:
+            if PLUGIN_MARK in str(exc):  # a plugin's numpy semantics are broken: nothing can be checked
+                raise CheckSetupError(f"--check-semantics: {exc}") from None
             self.last = None
             self.disabled = True
             self.note(

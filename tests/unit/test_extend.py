@@ -375,3 +375,9 @@ def test_a_broken_plugin_reference_is_an_error_of_the_check_not_a_crash(tmp_path
     assert proc.returncode == 1, proc.stderr
     assert "--check: the numpy reference cannot evaluate the document" in proc.stderr and message in proc.stderr
     assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
+    # --check-semantics cannot check anything against broken semantics: an error, not a note
+    checked = run("irkit.tools.opt", "--plugin", str(plugin), str(doc), "-p", "lower-design", "--check-semantics")
+    assert checked.returncode == 1, checked.stderr
+    assert "error: --check-semantics: " in checked.stderr
+    assert "the reference semantics of 'depthwise_conv2d' (registered by a plugin)" in checked.stderr
+    assert "Traceback" not in checked.stderr
