@@ -90,7 +90,7 @@ def test_predict_json(capsys, host_hw):
 
 def test_predict_errors(capsys):
     status, _, err = run(capsys, "predict", ROOT / "examples" / "missing.design")
-    assert status == 1 and "cannot read" in err
+    assert status == 2 and "no such file" in err and "missing.design" in err
     status, _, err = run(capsys, "predict", GEMM, "--size", "M")
     assert status == 2 and "NAME=VALUE" in err
     status, _, err = run(capsys, "predict", GEMM, "--hw", "no_such_machine")

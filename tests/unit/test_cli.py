@@ -88,7 +88,7 @@ def test_fmt_syntax_error(tmp_path, capsys):
     assert status == 1 and out == "" and err.startswith(f"{path}:2:")
 
 
-@pytest.mark.parametrize("command", ["check", "fmt"])
+@pytest.mark.parametrize("command", ["check", "fmt", "run", "predict", "verify"])
 def test_missing_file_is_one_line_exit_2(tmp_path, capsys, command):
     status, out, err = run(capsys, command, str(tmp_path / "nope.design"))
     assert status == 2 and out == ""
