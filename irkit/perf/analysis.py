@@ -424,7 +424,7 @@ def _unroll_short_chain(loop: Loop) -> None:
     for a in loop.accesses:
         for point in points:
             dims = [None if d is None else _at_point(d, point) for d in a.dims]
-            key = (id(a.buf), a.store, repr(dims))
+            key = (id(a.buf), a.store, tuple(None if d is None else (tuple(sorted(d[0].items())), d[1]) for d in dims))
             if key in seen:  # the accumulator's reloads and stores, and repeats: once
                 continue
             seen.add(key)
