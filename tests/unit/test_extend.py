@@ -381,3 +381,23 @@ def test_a_broken_plugin_reference_is_an_error_of_the_check_not_a_crash(tmp_path
     assert "error: --check-semantics: " in checked.stderr
     assert "the reference semantics of 'depthwise_conv2d' (registered by a plugin)" in checked.stderr
     assert "Traceback" not in checked.stderr
+
+
+def test_dialect_and_backend_names_are_checked(monkeypatch):
+    from xdsl.ir import Dialect
+
+    from irkit.backends.registry import BACKENDS
+    from irkit.context import PLUGIN_DIALECTS, make_context
+
+    monkeypatch.setattr("irkit.context.PLUGIN_DIALECTS", dict(PLUGIN_DIALECTS))
+    monkeypatch.setattr("irkit.backends.registry.BACKENDS", dict(BACKENDS))
+    with pytest.raises(ext.PluginError, match="needs the dialect's name"):
+        ext.register_dialect(lambda: Dialect("late", [], []))
+    with pytest.raises(ext.PluginError, match="'loop' is one of irkit's own"):
+        ext.register_dialect(Dialect("loop", [], []))
+    ext.register_dialect(lambda: Dialect("late", [], []), name="late")
+    assert "late" in make_context().registered_dialect_names
+    with pytest.raises(ext.PluginError, match="'c' is one of irkit's own"):
+        ext.register_backend("c", lambda m: "", "shadows the C backend")
+    with pytest.raises(ext.PluginError, match="lower-case identifiers"):
+        ext.register_backend("Bad Name", lambda m: "", "no")
