@@ -15,7 +15,6 @@ internal error (no traceback unless `IRKIT_TRACEBACK=1`).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -30,6 +29,7 @@ from irkit.tools.opt import (
     ArgParser,
     InternalError,
     UsageError,
+    check_input_path,
     read_input,
     report_internal,
     version_string,
@@ -199,17 +199,6 @@ def build_arg_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _check_input_file(path: str | None) -> None:
-    """A FILE argument that does not name a readable file is a usage error (exit 2) for every
-    subcommand alike, said before any work starts."""
-    if path is None or path == "-":
-        return
-    if not os.path.exists(path):
-        raise UsageError(f"no such file: '{path}'")
-    if os.path.isdir(path):
-        raise UsageError(f"'{path}' is a directory, not an input file")
-
-
 def _load_plugins(specs: list[str]) -> None:
     from irkit.extend import PluginError, load_plugins
 
@@ -229,7 +218,8 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_OK
         if args.command is None:
             raise UsageError(f"a command is required ({', '.join(SUBCOMMANDS)}); see 'irkit --help'")
-        _check_input_file(getattr(args, "file", None))
+        if getattr(args, "file", None) is not None:  # every subcommand says a missing FILE alike
+            check_input_path(args.file)
         _load_plugins(args.plugin)
         return args.handler(args)
     except UsageError as exc:

@@ -700,17 +700,24 @@ class Driver:
 # ---------------------------------------------------------------------- main
 
 
+def check_input_path(path: str) -> None:
+    """A missing input file, or a directory, is a `UsageError` (stdin, '-', is always there)."""
+    if path == "-":
+        return
+    if not os.path.exists(path):
+        raise UsageError(f"no such file: '{path}'")
+    if os.path.isdir(path):
+        raise UsageError(f"'{path}' is a directory, not an input file")
+
+
 def read_input(path: str) -> tuple[str, str]:
     """(text, name) of a file, or of stdin for '-'; unreadable input is a `UsageError`."""
+    check_input_path(path)
     if path == "-":
         return sys.stdin.read(), "<stdin>"
     try:
         with open(path, encoding="utf-8") as f:
             return f.read(), path
-    except FileNotFoundError:
-        raise UsageError(f"no such file: '{path}'") from None
-    except IsADirectoryError:
-        raise UsageError(f"'{path}' is a directory, not an input file") from None
     except UnicodeDecodeError:
         raise UsageError(f"'{path}' is not UTF-8 text") from None
     except OSError as exc:
