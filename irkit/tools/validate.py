@@ -35,8 +35,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--only", metavar="KERNELS", help="comma-separated kernels (examples) to validate, e.g. gemm,blur")
     p.add_argument("--json", action="store_true", help="print every row and the summary as one JSON object")
     p.add_argument("--out", metavar="FILE.md", help="write the Markdown report here (default: print it)")
-    p.add_argument("--plot", metavar="FILE.png", help="predicted-vs-measured plot (needs matplotlib)")
-    p.add_argument("--examples", metavar="DIR", help="the example documents (default: the source tree's examples/)")
+    p.add_argument("--plot", metavar="FILE.png", help="predicted-vs-measured plot (needs matplotlib: pip install 'irkit[plot]')")
+    p.add_argument("--examples", metavar="DIR", help="the example documents (default: the ones installed with irkit, examples/ of the source)")
     p.add_argument("--cflags", help="C compiler flags replacing the defaults")
 
 

@@ -146,7 +146,7 @@ def plot(result: dict, path: Path) -> str | None:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        return "no plot: matplotlib is not installed (pip install matplotlib)"
+        return "no plot: matplotlib is not installed (pip install 'irkit[plot]')"
     rows = [r for r in result["rows"] if r.get("measured_s") and r.get("predicted_s")]
     if not rows:
         return "no plot: no case has both a measurement and a prediction"

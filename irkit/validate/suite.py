@@ -30,7 +30,19 @@ from pathlib import Path
 
 from irkit.diagnostics import Diagnostic, DiagnosticError
 
-EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "examples"
+
+def bundled_examples() -> Path:
+    """The example documents the suite is built from: the installed `irkit.examples` package
+    (`examples/` of the source tree, installed as package data by setup.py)."""
+    from importlib import resources
+
+    try:
+        return Path(str(resources.files("irkit.examples")))
+    except ModuleNotFoundError:  # a source tree that was never installed
+        return Path(__file__).resolve().parents[2] / "examples"
+
+
+EXAMPLES_DIR = bundled_examples()
 
 # ---- rewriting a document's schedules -----------------------------------------
 
@@ -378,7 +390,8 @@ def example_path(kernel: str, examples: Path = EXAMPLES_DIR) -> Path:
         raise DiagnosticError(
             [
                 Diagnostic(
-                    "error", f"example '{kernel}' not found: no {path} (irkit validate needs the examples/ folder)"
+                    "error", f"example '{kernel}' not found: no {path} (irkit validate builds its suite from the example "
+                    "documents; give their folder with --examples DIR)"
                 )
             ]
         )
