@@ -107,6 +107,35 @@ def escape_string(text: str) -> str:
 
 
 # --- expressions ---------------------------------------------------------------
+#
+# A statement body is printed without recursion: a depth-first walk with
+# an explicit stack, each value's text a tree of fragments joined once at
+# the end, so a sum of 100,000 terms or as many nested minuses prints in
+# time and memory linear in its size, and never deeper than the parser.
+
+
+class _Text:
+    """The text of a subexpression: fragments (strings or other texts), its precedence and first character."""
+
+    __slots__ = ("parts", "prec", "first")
+
+    def __init__(self, parts: list[str | _Text], prec: int):
+        self.parts = parts
+        self.prec = prec
+        head = parts[0]
+        self.first = head[:1] if isinstance(head, str) else head.first
+
+
+def _join(root: _Text) -> str:
+    out: list[str] = []
+    stack: list[str | _Text] = [root]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            out.append(item)
+        else:
+            stack.extend(reversed(item.parts))
+    return "".join(out)
 
 
 def _is_zero_constant(value: SSAValue) -> bool:
@@ -125,57 +154,93 @@ def _is_int_negation(op: Operation) -> bool:
     return _is_zero_constant(zero) and zero.owner is op.prev_op and op.operands[1].owner is not zero.owner
 
 
-def _expr(value: SSAValue) -> tuple[str, int]:
-    """Text and precedence of the expression computing `value`."""
+def _owner(value: SSAValue) -> Operation:
     op = value.owner
     if not isinstance(op, Operation):
         raise DesignPrintError("a statement body reads a block argument; only design.read and constants are leaves")
+    return op
+
+
+def _printed_operands(op: Operation) -> list[SSAValue]:
+    """The operands whose text appears in `op`'s (the zero of an integer negation does not)."""
+    if isinstance(op, d.ReadOp) or op.name == "arith.constant":
+        return []
+    if op.name == "arith.negf":
+        return [op.operands[0]]
+    if _is_int_negation(op):
+        return [op.operands[1]]
+    if op.name in _BINARY or op.name in _CALLS:
+        return list(op.operands)
+    raise DesignPrintError(f"'{op.name}' has no design-language spelling")
+
+
+def _expr(root: SSAValue) -> tuple[str, int]:
+    """Text and precedence of the expression computing `root`."""
+    done: dict[SSAValue, _Text] = {}
+    stack: list[tuple[SSAValue, bool]] = [(root, False)]
+    while stack:
+        value, ready = stack.pop()
+        if value in done:
+            continue
+        op = _owner(value)
+        operands = _printed_operands(op)
+        if not ready:
+            stack.append((value, True))
+            stack.extend((v, False) for v in reversed(operands) if v not in done)
+            continue
+        done[value] = _combine(op, [done[v] for v in operands])
+    text = done[root]
+    return _join(text), text.prec
+
+
+def _combine(op: Operation, args: list[_Text]) -> _Text:
+    """The text of `op` from the texts of its printed operands."""
     name = op.name
     if isinstance(op, d.ReadOp):
-        return f"{op.tensor.data}[{', '.join(op.index_exprs)}]", _ATOM
+        return _Text([f"{op.tensor.data}[{', '.join(op.index_exprs)}]"], _ATOM)
     if name == "arith.constant":
-        attr = op.properties.get("value")
-        if isinstance(attr, IntegerAttr):
-            number = attr.value.data
-            text = str(abs(number))
-        elif isinstance(attr, FloatAttr):
-            number = attr.value.data
-            text = _float_constant(abs(number), attr.type)
-        else:
-            raise DesignPrintError(f"constant {attr} is neither an integer nor a float")
-        if number < 0 or (number == 0 and pymath.copysign(1.0, number) < 0):
-            return f"-{text}", _UNARY
-        return text, _ATOM
-    if name == "arith.negf":
-        return _negate(op.operands[0])
-    if _is_int_negation(op):
-        return _negate(op.operands[1])
+        return _constant(op)
+    if name == "arith.negf" or _is_int_negation(op):
+        return _negate(args[0])
     if name in _BINARY:
         sym, prec = _BINARY[name]
-        lhs = _operand(op.operands[0], prec, right=False)
-        rhs = _operand(op.operands[1], prec, right=True)
-        return f"{lhs} {sym} {rhs}", prec
+        return _Text([*_operand(args[0], prec, right=False), f" {sym} ", *_operand(args[1], prec, right=True)], prec)
     if name in _CALLS:
-        args = ", ".join(_expr(v)[0] for v in op.operands)
-        return f"{_CALLS[name]}({args})", _ATOM
+        parts: list[str | _Text] = [f"{_CALLS[name]}("]
+        for i, arg in enumerate(args):
+            parts += [", ", arg] if i else [arg]
+        return _Text([*parts, ")"], _ATOM)
     raise DesignPrintError(f"'{name}' has no design-language spelling")
 
 
-def _negate(value: SSAValue) -> tuple[str, int]:
-    text, prec = _expr(value)
-    if prec < _UNARY:
-        text = f"({text})"
-    elif text.startswith("-"):
-        text = f" {text}"  # `- -x`, not `--x`
-    return f"-{text}", _UNARY
+def _constant(op: Operation) -> _Text:
+    attr = op.properties.get("value")
+    if isinstance(attr, IntegerAttr):
+        number = attr.value.data
+        text = str(abs(number))
+    elif isinstance(attr, FloatAttr):
+        number = attr.value.data
+        text = _float_constant(abs(number), attr.type)
+    else:
+        raise DesignPrintError(f"constant {attr} is neither an integer nor a float")
+    if number < 0 or (number == 0 and pymath.copysign(1.0, number) < 0):
+        return _Text([f"-{text}"], _UNARY)
+    return _Text([text], _ATOM)
 
 
-def _operand(value: SSAValue, parent: int, right: bool) -> str:
-    text, prec = _expr(value)
+def _negate(arg: _Text) -> _Text:
+    if arg.prec < _UNARY:
+        return _Text(["-(", arg, ")"], _UNARY)
+    if arg.first == "-":
+        return _Text(["- ", arg], _UNARY)  # `- -x`, not `--x`
+    return _Text(["-", arg], _UNARY)
+
+
+def _operand(arg: _Text, parent: int, right: bool) -> list[str | _Text]:
     # Left-associative: a right operand of equal precedence needs parentheses.
-    if prec < parent or (right and prec == parent):
-        return f"({text})"
-    return text
+    if arg.prec < parent or (right and arg.prec == parent):
+        return ["(", arg, ")"]
+    return [arg]
 
 
 def format_statement(op: d.StmtOp) -> str:
