@@ -35,7 +35,7 @@ from xdsl.passes import ModulePass
 
 from irkit.dialects import loop as lp
 from irkit.passes.schedule import SHAPE, load, phase_of
-from irkit.passes.schedule.helpers import SCHEDULE_ATTR, directive_of, fail, get_str, kernels
+from irkit.passes.schedule.helpers import SCHEDULE_ATTR, NestIndex, directive_of, fail, get_str, indexed, kernels
 
 Row = tuple[str, dict[str, Attribute], str]  # (kind, directive, where)
 
@@ -61,10 +61,18 @@ def read_schedules(kernel: func.FuncOp) -> dict[str, list[Row]]:
 
 
 def apply_kernel(kernel: func.FuncOp) -> None:
+    """Apply the kernel's schedules; each stage's loops are found through one `NestIndex`,
+    so the cost grows with the document, not with its square."""
+    with indexed(kernel) as index:
+        _apply(kernel, index)
+
+
+def _apply(kernel: func.FuncOp, index: NestIndex) -> None:
     from irkit.passes.schedule.vectorize import check_vectorized
 
     schedules = read_schedules(kernel)
     for stage, rows in schedules.items():
+        index.open(stage)
         for kind, d, where in rows:
             if phase_of(kind) != SHAPE:
                 continue
@@ -75,6 +83,7 @@ def apply_kernel(kernel: func.FuncOp) -> None:
         for kind, d, where in rows:
             if kind == "vectorize":
                 check_vectorized(kernel, stage, d, where)
+        index.close(stage)
     for op in kernel.walk():
         if isinstance(op, lp.ForOp) and SCHEDULE_ATTR in op.attributes:
             del op.attributes[SCHEDULE_ATTR]

@@ -86,6 +86,7 @@ optimization: if any step would be refused it leaves the stage unchanged
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
@@ -115,9 +116,12 @@ from irkit.kernel_abi import SHAPE
 from irkit.passes.options import option
 from irkit.passes.schedule import PLACE, directive
 from irkit.passes.schedule.helpers import (
+    NestIndex,
     access_text,
+    active_index,
     fail,
     get_str,
+    indexed,
     kernels,
     make_directive,
     name,
@@ -338,6 +342,30 @@ def depth(op: Operation) -> int:
     return len(lp.enclosing_loops(op))
 
 
+class AnyLoop(Mapping[SSAValue, lp.ForOp]):
+    """Loop variable -> its loop, for every loop there is, without listing them."""
+
+    def __getitem__(self, value: SSAValue) -> lp.ForOp:
+        owner = value.owner if isinstance(value, BlockArgument) else None
+        loop = owner.parent_op() if isinstance(owner, Block) else None
+        if isinstance(loop, lp.ForOp) and value is loop.induction_var:
+            return loop
+        raise KeyError(value)
+
+    def __contains__(self, value: object) -> bool:
+        try:
+            self[value]  # type: ignore[index]
+        except (KeyError, TypeError):
+            return False
+        return True
+
+    def __iter__(self) -> Iterator[SSAValue]:
+        raise TypeError("AnyLoop is not enumerable")
+
+    def __len__(self) -> int:
+        raise TypeError("AnyLoop is not enumerable")
+
+
 class Ranges:
     """Bounds of linear forms over the iterations of `loops`, whose variables are eliminated.
 
@@ -345,8 +373,11 @@ class Ranges:
     `hi(e)` a list whose minimum is >= e (a min-form, inclusive).  Other atoms are kept.
     """
 
-    def __init__(self, loops: Iterable[lp.ForOp]):
-        self.loop_of: dict[SSAValue, lp.ForOp] = {loop.induction_var: loop for loop in loops}
+    def __init__(self, loops: Iterable[lp.ForOp] | None):
+        """Over `loops`, or over every loop (`None`: a variable's loop is its block's owner)."""
+        self.loop_of: Mapping[SSAValue, lp.ForOp] = (
+            AnyLoop() if loops is None else {loop.induction_var: loop for loop in loops}
+        )
 
     def involves(self, form: Lin) -> bool:
         return any(v in self.loop_of for v in form.atoms())
@@ -404,7 +435,7 @@ class Prover:
     def nonneg(self, form: Lin) -> bool:
         if self._obviously_nonneg(form):
             return True
-        ranges = Ranges(op for op in self.kernel.walk() if isinstance(op, lp.ForOp))
+        ranges = Ranges(None)  # every loop, found from its variable: no walk of the kernel
         try:
             return any(self._obviously_nonneg(t) for t in ranges.lo(form))
         except NotAffine:
@@ -442,6 +473,19 @@ class Prover:
 def loops_between(op: Operation, outer: Operation) -> list[lp.ForOp]:
     """The loops enclosing `op` strictly inside `outer`."""
     return [loop for loop in lp.enclosing_loops(op) if loop is not outer and outer.is_ancestor(loop)]
+
+
+def ops_between(nests: Sequence[Operation], root: Operation) -> list[Operation] | None:
+    """The ops after the last of `nests` (in program order) and before `root`, in their block,
+    or None if `root` does not follow them there.  Costs the distance, not the block."""
+    out: list[Operation] = []
+    op = nests[-1].next_op
+    mine = set(nests)
+    while op is not None and op is not root:
+        if op not in mine:
+            out.append(op)
+        op = op.next_op
+    return out if op is root else None
 
 
 def child_of(block: Block, op: Operation) -> Operation | None:
@@ -526,9 +570,9 @@ class Placement:
             root = parent
         block = root.parent_block()
         assert block is not None
-        order = {id(op): k for k, op in enumerate(block.ops)}
+        between = ops_between(self.nests, root)
         for nest in self.nests:
-            if nest.parent_block() is not block or order[id(nest)] > order[id(root)]:
+            if nest.parent_block() is not block or between is None:
                 raise self.fail(f"{self.what} is computed after {self.consumer}, which reads it")
             if nest.is_ancestor(self.target) or self.target.is_ancestor(nest):
                 raise self.fail(f"{self.what} and {self.consumer} are the same loop nest")
@@ -555,10 +599,7 @@ class Placement:
                 raise self.fail(f"{self.what} is also written by {_stage_text(op)}, outside loop '{name(self.target)}'")
         # Buffers the nests read must not change between where the nests were and the target's nest.
         reads = {a.memref for n in self.nests for a in n.walk() if isinstance(a, lp.LoadOp) and a.memref is not self.buf}
-        between = list(block.ops)[order[id(self.nests[-1])] + 1 : order[id(root)]]
         for op in between:
-            if op in self.nests:
-                continue
             for st in op.walk():
                 if isinstance(st, lp.StoreOp) and (st.memref in reads or st.memref is self.buf):
                     raise self.fail(
@@ -692,7 +733,8 @@ class Placement:
         fp = self.footprint(readers)
         plan = self.restrictions(fp)
         body = self.target.body.block
-        first = min((child_of(body, r) for r in readers), key=lambda op: list(body.ops).index(op))  # type: ignore[arg-type]
+        order = {op: k for k, op in enumerate(body.ops)}
+        first = min((child_of(body, r) for r in readers), key=lambda op: order[op])  # type: ignore[index]
         for nest in self.nests:
             nest.detach()
             Rewriter.insert_op(nest, InsertPoint.before(first))  # type: ignore[arg-type]
@@ -717,15 +759,15 @@ class Placement:
         mine = [op for op in moved if isinstance(op, lp.LoadOp | lp.StoreOp)]
         reads = {op.memref for op in mine if isinstance(op, lp.LoadOp) and op.memref is not self.buf}
         body = self.target.body.block
-        ops = list(body.ops)
-        first = min(ops.index(child_of(body, n)) for n in self.nests) if self.nests else 0  # type: ignore[arg-type]
+        order = {op: k for k, op in enumerate(body.ops)}
+        first = min(order[child_of(body, n)] for n in self.nests) if self.nests else 0  # type: ignore[index]
         for st in self.target.walk():
             if not isinstance(st, lp.StoreOp) or id(st) in moved_ids:
                 continue
             if st.memref is self.buf or st.memref in reads:
                 if is_private_to(st.memref, self.target):
                     continue
-                if ops.index(child_of(body, st)) < first:  # type: ignore[arg-type]
+                if order[child_of(body, st)] < first:  # type: ignore[index]
                     raise self.fail(
                         f"{self.what} reads '{value_name(st.memref)}', which is written earlier in loop "
                         f"'{name(self.target)}' by {_stage_text(st)}"
@@ -951,10 +993,6 @@ def compute_at_loop(kernel: func.FuncOp, stage: str, consumer: str, loop_name: s
     return localize(kernel, buf, fp, target, placement.prover)
 
 
-def _all_loops(kernel: func.FuncOp) -> list[lp.ForOp]:
-    return [op for op in kernel.walk() if isinstance(op, lp.ForOp)]
-
-
 @directive("compute_at", phase=PLACE)
 def apply_compute_at(kernel: func.FuncOp, stage: str, d: Mapping[str, Attribute], where: str) -> None:
     compute_at_loop(kernel, stage, get_str(d, "stage"), get_str(d, "loop"), where)
@@ -990,33 +1028,27 @@ def fuse_stage(kernel: func.FuncOp, stage: str) -> bool:
     """Compute every nest of `stage` but the last inside the outermost loop of the last
     (a generalized softmax: all per row block).  Tried on a clone first; False (and no
     change) if it would be refused or there is nothing to fuse."""
-    probe = kernel.clone()
-    try:
-        if not _fuse(probe, stage):
-            return False
-        probe.verify()
-    except Exception:  # an optimization: whatever would fail leaves the stage as it is
-        return False
-    return _fuse(kernel, stage)
+    return bool(fuse_stages(kernel, [stage]))
 
 
-def _fuse(kernel: func.FuncOp, stage: str) -> bool:
+def _fuse(kernel: func.FuncOp, stage: str) -> lp.ForOp | None:
+    """Fuse `stage`'s nests into its last; that nest, or None if there is nothing to fuse."""
     nests = stage_nests(kernel, stage)
     block = kernel.body.block
     if len(nests) < 2 or any(n.parent_block() is not block for n in nests):
-        return False
+        return None
     target = nests[-1]
     groups: list[tuple[SSAValue, list[lp.ForOp]]] = []
     for nest in reversed(nests[:-1]):
         stores = [op.memref for op in nest.walk() if isinstance(op, lp.StoreOp)]
         if not stores or any(s is not stores[0] for s in stores):
-            return False
+            return None
         if groups and groups[-1][0] is stores[0]:
             groups[-1][1].insert(0, nest)
         else:
             groups.append((stores[0], [nest]))
     if not groups:
-        return False
+        return None
     for buf, group in groups:
         placement = Placement(
             kernel, group, buf, target, "", f"'{value_name(buf)}'", f"{stage}.{name(target)}", collapse=True
@@ -1024,27 +1056,73 @@ def _fuse(kernel: func.FuncOp, stage: str) -> bool:
         fp = placement.apply()
         if isinstance(buf, OpResult) and isinstance(buf.op, lp.AllocOp):
             localize(kernel, buf, fp, target, placement.prover)
-    for loop in _all_loops(kernel):
-        if loop.parallel is not None and any(o.parallel is not None for o in lp.enclosing_loops(loop)):
-            raise DiagnosticError([])
-    return True
+    # Only the target's nest changed: a parallel loop nested in another can only be there.
+    for loop in target.walk():
+        if isinstance(loop, lp.ForOp) and loop.parallel is not None:
+            if any(o.parallel is not None for o in lp.enclosing_loops(loop)):
+                raise DiagnosticError([])
+    return target
 
 
 def multi_nest_stages(kernel: func.FuncOp) -> list[str]:
     """Stages with several nests over the same loops as their last nest (a generalized softmax
     has four; a reduction's fill nest alone does not count)."""
     out: list[str] = []
-    for stage in dict.fromkeys(lo.stage.data for lo in _all_loops(kernel) if lo.stage is not None):
-        nests = stage_nests(kernel, stage)
-        names = [[name(lo) for lo in nest_loops(n)] for n in nests]
-        if sum(1 for n in names if n == names[-1]) >= 2:
-            out.append(stage)
+    with _index_of(kernel) as index:
+        for stage in index.stages():
+            nests = stage_nests(kernel, stage)
+            names = [[name(lo) for lo in nest_loops(n)] for n in nests]
+            if sum(1 for n in names if n == names[-1]) >= 2:
+                out.append(stage)
     return out
 
 
-def fuse_stages(kernel: func.FuncOp) -> list[str]:
-    """`fuse_stage` for every stage of `multi_nest_stages`; the stages fused."""
-    return [s for s in multi_nest_stages(kernel) if fuse_stage(kernel, s)]
+def fuse_stages(kernel: func.FuncOp, stages: Sequence[str] | None = None) -> list[str]:
+    """`fuse_stage` for each of `stages` (default: every stage of `multi_nest_stages`); the
+    stages fused.
+
+    Each fusion is tried first on a probe, a clone of the kernel kept equal to it: a
+    fusion that succeeds there and leaves the fused nest valid is repeated on the kernel;
+    one that fails leaves the kernel as it is, and only then is the (possibly half
+    changed) probe cloned afresh.  One clone for the whole kernel, not one per stage,
+    keeps a document of many softmax stages linear.
+    """
+    todo = multi_nest_stages(kernel) if stages is None else list(stages)
+    if not todo:
+        return []
+    fused: list[str] = []
+    probe: ExitStack | None = None
+    with _index_of(kernel):
+        for stage in todo:
+            if probe is None:
+                probe = ExitStack()
+                copy = kernel.clone()
+                probe.enter_context(indexed(copy))
+            try:
+                nest = _fuse(copy, stage)
+                if nest is None:
+                    continue
+                nest.verify()
+            except Exception:  # an optimization: whatever would fail leaves the stage as it is
+                probe.close()
+                probe = None
+                continue
+            if _fuse(kernel, stage) is not None:
+                fused.append(stage)
+        if probe is not None:
+            probe.close()
+    return fused
+
+
+@contextmanager
+def _index_of(kernel: func.FuncOp) -> Iterator[NestIndex]:
+    """The active `NestIndex` of `kernel`, or a new one for the duration."""
+    active = active_index(kernel)
+    if active is not None:
+        yield active
+        return
+    with indexed(kernel) as index:
+        yield index
 
 
 # ================================================================ passes

@@ -13,7 +13,9 @@ and read only the IR: index maps, loop bounds, the ops of a body.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
@@ -176,7 +178,18 @@ def stage_of(loop: lp.ForOp) -> str | None:
 
 
 def stage_nests(kernel: Operation, stage: str) -> list[lp.ForOp]:
-    """The outermost loops of `stage`'s nests, in program order (fill nests included)."""
+    """The outermost loops of `stage`'s nests, in program order (fill nests included).
+
+    Inside `indexed(kernel)` (apply-schedule) this costs the size of the stage;
+    otherwise it walks the whole kernel."""
+    index = active_index(kernel)
+    if index is not None:
+        return index.nests(stage)
+    return walk_nests(kernel, stage)
+
+
+def walk_nests(kernel: Operation, stage: str) -> list[lp.ForOp]:
+    """`stage_nests` by walking the whole kernel."""
     return [op for op in kernel.walk() if isinstance(op, lp.ForOp) and stage_of(op) == stage and is_nest_root(op)]
 
 
@@ -189,11 +202,144 @@ def scheduled_nests(kernel: Operation, stage: str) -> list[lp.ForOp]:
 
 
 def stages_in_order(kernel: Operation) -> list[str]:
-    out: list[str] = []
+    """The stages of the kernel's loops, in program order of their first loop."""
+    out: dict[str, None] = {}
     for op in kernel.walk():
-        if isinstance(op, lp.ForOp) and op.stage is not None and op.stage.data not in out:
-            out.append(op.stage.data)
-    return out
+        if isinstance(op, lp.ForOp) and op.stage is not None:
+            out.setdefault(op.stage.data, None)
+    return list(out)
+
+
+# ------------------------------------------------------------ the nest index
+
+_INDEXES: ContextVar[tuple[NestIndex, ...]] = ContextVar("irkit_nest_indexes", default=())
+
+
+class NestIndex:
+    """Every stage's nest roots in one kernel, found by one walk, so that a lookup during
+    apply-schedule costs the size of the stage instead of the kernel (one walk per lookup
+    made a document of 1,000 one-line statements spend 20 s in apply-schedule).
+
+    Roots are held by identity.  What keeps them right while directives run:
+
+    * A stage being shaped is *open* (`open(stage)`): each lookup re-finds its roots by
+      walking only the ops between two anchors, the ops just before and after its nests
+      in their block.  Its directives transform only its own loops (the directive
+      contract, `irkit.passes.schedule`), so the anchors stay where they are.
+    * Placements (compute_at) and fusion move nests, the same ops, into other loops, where
+      they are still roots of their stage; what they erase is caught below.
+
+    Every lookup checks what it returns (attached, inside this kernel, still a root of the
+    stage); anything else, or anchors that moved, rebuilds the index with one full walk
+    (`rebuilds` counts them: a correct result always, a slow one only when a transformation
+    breaks the assumptions above).
+    """
+
+    def __init__(self, kernel: Operation):
+        self.kernel = kernel
+        self.rebuilds = 0
+        self._roots: dict[str, list[lp.ForOp]] = {}
+        self._open: dict[str, tuple[Block, Operation | None, Operation | None] | None] = {}
+        self._build()
+
+    def _build(self) -> None:
+        roots: dict[str, list[lp.ForOp]] = {}
+        for op in self.kernel.walk():
+            if isinstance(op, lp.ForOp) and op.stage is not None and is_nest_root(op):
+                roots.setdefault(op.stage.data, []).append(op)
+        self._roots = roots
+
+    def _rebuild(self) -> None:
+        self.rebuilds += 1
+        self._build()
+        for stage in list(self._open):
+            self._open[stage] = self._anchors(stage)
+
+    def stages(self) -> list[str]:
+        """The stages that have nests, in program order of their first nest."""
+        return list(self._roots)
+
+    def nests(self, stage: str) -> list[lp.ForOp]:
+        if stage in self._open:
+            found = self._scan(stage)
+            if found is None:
+                self._rebuild()
+                found = self._scan(stage)
+            if found is not None:
+                self._roots[stage] = found
+                return list(found)
+            return walk_nests(self.kernel, stage)
+        roots = self._roots.get(stage, [])
+        if not all(self._valid(r, stage) for r in roots):
+            self._rebuild()
+            roots = self._roots.get(stage, [])
+        return list(roots)
+
+    def _valid(self, root: lp.ForOp, stage: str) -> bool:
+        return (
+            root.parent is not None and stage_of(root) == stage and is_nest_root(root) and self.kernel.is_ancestor(root)
+        )
+
+    def open(self, stage: str) -> None:
+        """`stage` is about to be transformed: look its roots up afresh until `close`."""
+        self._open[stage] = self._anchors(stage)
+
+    def close(self, stage: str) -> None:
+        if stage in self._open:
+            self.nests(stage)
+            del self._open[stage]
+
+    def _anchors(self, stage: str) -> tuple[Block, Operation | None, Operation | None] | None:
+        """(block, op before the stage's nests, op after them) if the nests are one run of
+        ops of a block (no loop of another stage between them), else None."""
+        roots = self._roots.get(stage, [])
+        if not roots:
+            return None
+        block = roots[0].parent_block()
+        if block is None or any(r.parent_block() is not block for r in roots):
+            return None
+        mine = set(roots)
+        op: Operation | None = roots[0]
+        while op is not roots[-1]:
+            op = op.next_op if op is not None else None
+            if op is None or (isinstance(op, lp.ForOp) and op not in mine):
+                return None
+        return block, roots[0].prev_op, roots[-1].next_op
+
+    def _scan(self, stage: str) -> list[lp.ForOp] | None:
+        """The stage's roots between its anchors; None if the anchors moved."""
+        anchors = self._open.get(stage)
+        if anchors is None:
+            return walk_nests(self.kernel, stage)
+        block, before, after = anchors
+        if any(a is not None and a.parent_block() is not block for a in (before, after)):
+            return None
+        op = before.next_op if before is not None else block.first_op
+        out: list[lp.ForOp] = []
+        while op is not None and op is not after:
+            out.extend(x for x in op.walk() if isinstance(x, lp.ForOp) and stage_of(x) == stage and is_nest_root(x))
+            op = op.next_op
+        if after is not None and op is None:
+            return None
+        return out
+
+
+@contextmanager
+def indexed(kernel: Operation) -> Iterator[NestIndex]:
+    """Within the block, `stage_nests(kernel, ...)` is answered by a `NestIndex` of `kernel`."""
+    index = NestIndex(kernel)
+    token = _INDEXES.set((*_INDEXES.get(), index))
+    try:
+        yield index
+    finally:
+        _INDEXES.reset(token)
+
+
+def active_index(kernel: Operation) -> NestIndex | None:
+    for index in reversed(_INDEXES.get()):
+        if index.kernel is kernel:
+            return index
+    return None
 
 
 def nest_loops(root: lp.ForOp) -> list[lp.ForOp]:
