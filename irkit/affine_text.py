@@ -171,6 +171,50 @@ def evaluate(node: Expr, env: Mapping):
     return a % b
 
 
+def fold_linear(node: Expr) -> Expr | None:
+    """A linear expression with its terms collected (`N + 1 + 1 + ... + 1` -> `N + 999`), or None
+    if `node` is not linear.  Iterative, so it takes trees too deep for the recursive walkers
+    here; the result nests once per distinct name."""
+    forms: list[dict[str, int]] = []
+    stack: list[tuple[Expr, bool]] = [(node, False)]
+    while stack:
+        current, done = stack.pop()
+        if isinstance(current, Var):
+            forms.append({current.name: 1})
+            continue
+        if isinstance(current, Const):
+            forms.append({"": current.value})
+            continue
+        if not done:
+            stack += [(current, True), (current.rhs, False), (current.lhs, False)]
+            continue
+        b, a = forms.pop(), forms.pop()
+        if current.op in ("+", "-"):
+            sign = 1 if current.op == "+" else -1
+            for name, coeff in b.items():
+                a[name] = a.get(name, 0) + sign * coeff
+            forms.append(a)
+        elif current.op == "*" and (set(a) <= {""} or set(b) <= {""}):
+            scale, form = (a.get("", 0), b) if set(a) <= {""} else (b.get("", 0), a)
+            forms.append({name: coeff * scale for name, coeff in form.items()})
+        else:
+            return None
+    (form,) = forms
+    out: Expr | None = None
+    for name, coeff in form.items():
+        if not name or coeff == 0:
+            continue
+        term: Expr = Var(name) if abs(coeff) == 1 else BinOp("*", Const(abs(coeff)), Var(name))
+        if out is None:
+            out = term if coeff > 0 else BinOp("-", Const(0), term)
+        else:
+            out = BinOp("+" if coeff > 0 else "-", out, term)
+    const = form.get("", 0)
+    if out is None:
+        return Const(const)
+    return out if const == 0 else BinOp("+" if const > 0 else "-", out, Const(abs(const)))
+
+
 def is_plain_var(node: Expr) -> bool:
     """True for a lone variable (`i`), the only form allowed on a left-hand side."""
     return isinstance(node, Var)

@@ -113,6 +113,26 @@ def span_end(diag: Diagnostic, sources: SourceManager) -> int | None:
     return diag.col + (len(m.group(0)) if m else 1)
 
 
+EXCERPT_WIDTH = 100  # characters of a source line shown under a diagnostic
+
+
+def source_excerpt(text: str, col: int, width: int) -> tuple[str, str]:
+    """The source line and the caret line under it, clipped to about `EXCERPT_WIDTH` characters
+    around the span (a generated document may have lines of megabytes), with tabs kept in the
+    caret line's indentation so that the caret lines up in a terminal."""
+    start, stop = 0, len(text)
+    width = min(width, EXCERPT_WIDTH)
+    if len(text) > EXCERPT_WIDTH:
+        start = max(0, min(col - 1 - EXCERPT_WIDTH // 3, len(text) - EXCERPT_WIDTH))
+        stop = start + EXCERPT_WIDTH
+    prefix = "... " if start > 0 else ""
+    suffix = " ..." if stop < len(text) else ""
+    shown = prefix + text[start:stop] + suffix
+    lead = "".join(ch if ch == "\t" else " " for ch in text[start : col - 1])
+    caret = " " * len(prefix) + lead + "^" + "~" * (min(width, stop - col + 1) - 1)
+    return shown, caret
+
+
 def render_text(diag: Diagnostic, sources: SourceManager) -> str:
     """`file:line:col: severity: message`, then the source line and a caret."""
     resolve_focus(diag, sources)
@@ -121,9 +141,9 @@ def render_text(diag: Diagnostic, sources: SourceManager) -> str:
     text = sources.line(diag.file, diag.line)
     if text is not None and diag.col > 0:
         end = span_end(diag, sources) or diag.col + 1
-        width = max(1, end - diag.col)
-        out.append(f"  {text}")
-        out.append("  " + " " * (diag.col - 1) + "^" + "~" * (width - 1))
+        shown, caret = source_excerpt(text, diag.col, max(1, end - diag.col))
+        out.append(f"  {shown}")
+        out.append(f"  {caret}")
     for note in diag.notes:
         out.append(render_text(note, sources))
     return "\n".join(out)

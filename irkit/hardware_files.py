@@ -28,9 +28,17 @@ def find_hardware(name: str, document: str | None) -> Path | None:
     """The path of `name.hw`, or None if no search directory has it."""
     for directory in search_dirs(document):
         candidate = directory / f"{name}.hw"
-        if candidate.is_file():
+        if _is_file(candidate):
             return candidate
     return None
+
+
+def _is_file(path: Path) -> bool:
+    """`path.is_file()`, False where the file system cannot even look (a name too long for it)."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
 
 
 def resolve_hardware(spec: str | Path, document: str | None) -> Path:
@@ -40,7 +48,7 @@ def resolve_hardware(spec: str | Path, document: str | None) -> Path:
 
     text = str(spec)
     path = Path(text)
-    if not (text.endswith(".hw") or path.is_file()):
+    if not (text.endswith(".hw") or _is_file(path)):
         found = find_hardware(text, document)
         if found is None:
             looked = ", ".join(str(p) for p in search_dirs(document))
@@ -48,6 +56,6 @@ def resolve_hardware(spec: str | Path, document: str | None) -> Path:
                 [Diagnostic("error", f"hardware description '{text}' not found: no {text}.hw in {looked}")]
             )
         path = found
-    if not path.is_file():
+    if not _is_file(path):
         raise DiagnosticError([Diagnostic("error", f"hardware description file '{path}' does not exist")])
     return path

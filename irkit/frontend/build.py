@@ -28,7 +28,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
-from irkit.affine_text import BinOp, Const, Expr, Var, format_affine
+from irkit.affine_text import BinOp, Const, Expr, Var, fold_linear, format_affine
 from irkit.diagnostics import Diagnostic, error
 from irkit.dialects import design as d
 
@@ -36,6 +36,20 @@ ELEMENT_TYPES: dict[str, Attribute] = {"f32": Float32Type(), "f64": Float64Type(
 _FLOAT_BINOPS = {"add": arith.AddfOp, "sub": arith.SubfOp, "mul": arith.MulfOp, "div": arith.DivfOp}
 _INT_BINOPS = {"add": arith.AddiOp, "sub": arith.SubiOp, "mul": arith.MuliOp, "div": arith.DivSIOp}
 FUNCTIONS = {"max": 2, "min": 2, "exp": 1, "sqrt": 1}
+# Shapes and indices are short; the checker, the printers and the lowering walk them recursively.
+MAX_AFFINE_DEPTH = 64
+
+
+def _depth(node: Tree | Token) -> int:
+    """How deeply an affine parse tree nests (iteratively: the tree may be deep)."""
+    deepest = 0
+    stack: list[tuple[Tree | Token, int]] = [(node, 1)]
+    while stack:
+        current, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if isinstance(current, Tree):
+            stack.extend((child, depth + 1) for child in current.children if isinstance(child, Tree))
+    return deepest
 
 
 def element_type(dtype: str) -> Attribute:
@@ -66,11 +80,17 @@ class DesignBuilder:
         return op
 
     def int_(self, tok: Token, bits: int = 64) -> int:
-        """An integer token, reported (and replaced by 1) if it does not fit `bits` bits."""
-        value = int(tok)
+        """An integer token, reported (and replaced by 1) if it does not fit `bits` bits.
+
+        The digits are counted before `int()` sees them: Python refuses to
+        convert more than 4,300 digits, and nothing that long fits anyway."""
+        text = str(tok).replace("_", "")
+        digits = len(text.lstrip("+-"))
+        value = int(text) if digits <= 40 else None
         limit = 1 << (bits - 1)
-        if not -limit <= value < limit:
-            self.report(f"integer {tok} does not fit in {bits} bits", tok)
+        if value is None or not -limit <= value < limit:
+            shown = text if len(text) <= 30 else f"{text[:12]}...{text[-6:]} ({digits} digits)"
+            self.report(f"integer {shown} does not fit in {bits} bits (at most {limit - 1:_})", tok)
             return 1
         return value
 
@@ -136,14 +156,43 @@ class DesignBuilder:
     # --- affine expressions ------------------------------------------------
 
     def affine(self, node: Tree | Token) -> Expr:
-        if isinstance(node, Token):
-            return Var(str(node)) if node.type == "NAME" else Const(int(node))
-        if node.data == "a_var":
-            return Var(str(node.children[0]))
-        if node.data == "a_const":
-            return Const(int(node.children[0]))
-        op = {"a_add": "+", "a_sub": "-", "a_mul": "*", "a_div": "/", "a_mod": "%"}[node.data]
-        return BinOp(op, self.affine(node.children[0]), self.affine(node.children[1]))
+        """A shape or index expression.
+
+        Every later stage walks these trees recursively, so one nested deeper
+        than `MAX_AFFINE_DEPTH` (a generated `N + 1 + 1 + ...`) has its terms
+        collected (`N + 999`), and is reported if it is not linear."""
+        expr = self._affine(node)
+        if _depth(node) <= MAX_AFFINE_DEPTH:
+            return expr
+        folded = fold_linear(expr)
+        if folded is None:
+            self.report(
+                f"expression nested more than {MAX_AFFINE_DEPTH} deep; shapes and indices are short affine "
+                "expressions (name the value as a size, or split the computation into stages)",
+                node,
+            )
+            return Const(1)
+        return folded
+
+    def _affine(self, root: Tree | Token) -> Expr:
+        """The expression tree of an affine parse tree (iterative: the parse tree may be deep)."""
+        built: list[Expr] = []
+        stack: list[tuple[Tree | Token, bool]] = [(root, False)]
+        while stack:
+            node, done = stack.pop()
+            if isinstance(node, Token):
+                built.append(Var(str(node)) if node.type == "NAME" else Const(self.int_(node)))
+            elif node.data == "a_var":
+                built.append(Var(str(node.children[0])))
+            elif node.data == "a_const":
+                built.append(Const(self.int_(node.children[0])))
+            elif not done:
+                stack += [(node, True), (node.children[1], False), (node.children[0], False)]
+            else:
+                rhs, lhs = built.pop(), built.pop()
+                op = {"a_add": "+", "a_sub": "-", "a_mul": "*", "a_div": "/", "a_mod": "%"}[node.data]
+                built.append(BinOp(op, lhs, rhs))
+        return built[0]
 
     def access(self, node: Tree) -> tuple[str, list[str]]:
         name, *idx = node.children
@@ -160,7 +209,43 @@ class DesignBuilder:
         block.add_op(self.located(d.YieldOp(value), rhs))
         return self.located(d.StmtOp(target, indices, str(assign), Region(block)), node)
 
-    def expr(self, node: Tree | Token, block: Block, etype: Attribute) -> SSAValue:
+    def expr(self, root: Tree | Token, block: Block, etype: Attribute) -> SSAValue:
+        """The ops computing a statement's right-hand side, appended to `block` operands first.
+
+        Iterative (an explicit stack, operands before the op that combines
+        them), so a sum of thousands of terms, which the LALR parser accepts
+        as a tree that deep, does not exhaust Python's recursion limit."""
+        values: list[SSAValue] = []
+        stack: list[tuple[Tree | Token, bool]] = [(root, False)]
+        while stack:
+            node, operands_done = stack.pop()
+            operands = [] if operands_done else self.operands(node)
+            if operands:
+                stack.append((node, True))
+                stack.extend((child, False) for child in reversed(operands))
+                continue
+            count = len(self.operands(node)) if operands_done else 0
+            args = values[len(values) - count :] if count else []
+            del values[len(values) - count :]
+            values.append(self.combine(node, args, block, etype))
+        assert len(values) == 1
+        return values[0]
+
+    def operands(self, node: Tree | Token) -> list[Tree | Token]:
+        """The sub-expressions evaluated before `node` (none for leaves and for calls that are wrong)."""
+        if isinstance(node, Token):
+            return []
+        if node.data in _FLOAT_BINOPS or node.data == "neg":
+            return list(node.children)
+        if node.data == "call":
+            fname, *args = node.children
+            args = [a for a in args if a is not None]
+            return args if FUNCTIONS.get(str(fname)) == len(args) else []
+        return []
+
+    def combine(self, node: Tree | Token, args: list[SSAValue], block: Block, etype: Attribute) -> SSAValue:
+        """The op for `node`, its operands' values being `args`."""
+
         def add(op: Operation, where: Tree | Token) -> SSAValue:
             block.add_op(self.located(op, where))
             return op.results[0]
@@ -174,18 +259,15 @@ class DesignBuilder:
             name, indices = self.access(node)
             return add(d.ReadOp(name, indices, etype), node)
         if kind in _FLOAT_BINOPS:
-            a = self.expr(node.children[0], block, etype)
-            b = self.expr(node.children[1], block, etype)
             table = _FLOAT_BINOPS if is_float(etype) else _INT_BINOPS
-            return add(table[kind](a, b), node)
+            return add(table[kind](*args), node)
         if kind == "neg":
-            a = self.expr(node.children[0], block, etype)
             if is_float(etype):
-                return add(arith.NegfOp(a), node)
+                return add(arith.NegfOp(args[0]), node)
             zero = add(arith.ConstantOp(IntegerAttr(0, etype)), node)
-            return add(arith.SubiOp(zero, a), node)
+            return add(arith.SubiOp(zero, args[0]), node)
         if kind == "call":
-            return self.call(node, block, etype)
+            return self.call(node, args, block, etype)
         if kind == "bare_name":
             name = str(node.children[0])
             self.report(
@@ -214,7 +296,7 @@ class DesignBuilder:
         block.add_op(op)
         return op.results[0]
 
-    def call(self, node: Tree, block: Block, etype: Attribute) -> SSAValue:
+    def call(self, node: Tree, values: list[SSAValue], block: Block, etype: Attribute) -> SSAValue:
         fname, *args = node.children
         name = str(fname)
         args = [a for a in args if a is not None]
@@ -225,7 +307,6 @@ class DesignBuilder:
             n = FUNCTIONS[name]
             self.report(f"'{name}' takes {n} argument{'s' if n != 1 else ''}, got {len(args)}", fname)
             return self.zero(block, etype, node)
-        values = [self.expr(a, block, etype) for a in args]
         if name in ("exp", "sqrt") and not is_float(etype):
             self.report(f"'{name}' needs a floating-point statement (f32 or f64), but this one computes i32", fname)
             return values[0]
@@ -353,7 +434,7 @@ class DesignBuilder:
         ch = node.children
         if node.data == "divisible":
             size, divisor, rest = ch
-            if int(rest) != 0:
+            if self.int_(rest) != 0:
                 self.report(f"only divisibility can be assumed: write {size} % {divisor} == 0", rest)
             op: Operation = d.AssumeDivisibleOp(str(size), self.int_(divisor))
         elif node.data == "aligned":
