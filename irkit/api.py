@@ -36,17 +36,25 @@ def lowering_pipeline() -> list[ModulePass]:
     return [LowerDesignPass(), LowerTensorOpPass(), ApplySchedulePass()]
 
 
-def read_document(path_or_text: str | Path) -> tuple[str, str]:
-    """(text, name): a path to a `.design` file, or the document text itself."""
-    if isinstance(path_or_text, Path) or (
-        isinstance(path_or_text, str) and "\n" not in path_or_text and path_or_text.endswith((".design", ".hw"))
-    ):
-        path = Path(path_or_text)
-        try:
-            return path.read_text(), str(path)
-        except OSError as exc:
-            raise DiagnosticError([Diagnostic("error", f"cannot read {path}: {exc.strerror or exc}", str(path))]) from None
-    return str(path_or_text), "<document>"
+def read_document(path_or_text: str | Path, name: str | None = None) -> tuple[str, str]:
+    """(text, name): the document itself if `path_or_text` is its text, else the file it names.
+
+    A `Path` is always a file.  A string is document text if it holds a `{`
+    (every document has one: `design NAME {`, `hardware {`); otherwise it is
+    a file name, so that a misspelt path (`gemm.desing`) is reported as a
+    missing file instead of being parsed as a document.  `name` names text
+    in diagnostics (default `<document>`)."""
+    if isinstance(path_or_text, str) and "{" in path_or_text:
+        return path_or_text, name or "<document>"
+    path = Path(path_or_text)
+    try:
+        return path.read_text(encoding="utf-8"), str(path)
+    except FileNotFoundError:
+        hint = "" if str(path).endswith((".design", ".hw")) else " (a document's text holds 'design NAME {')"
+        raise DiagnosticError([Diagnostic("error", f"no such document file '{path}'{hint}", str(path))]) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise DiagnosticError([Diagnostic("error", f"cannot read {path}: {reason}", str(path))]) from None
 
 
 @dataclass
@@ -59,6 +67,20 @@ class Kernel:
     sizes: dict[str, int] = field(default_factory=dict)
     hardware: ModuleOp | None = None
     _compiled: object = None
+
+    def __repr__(self) -> str:
+        sizes = ", ".join(f"{k}={v}" for k, v in self.sizes.items())
+        built = "built" if self._compiled is not None else "not built"
+        return (
+            f"<irkit.Kernel {self.name}({', '.join(self.tensor_names())}){f' at {sizes}' if sizes else ''}, {built}; "
+            "k.ir(level), k.c_source>"
+        )
+
+    def tensor_names(self) -> list[str]:
+        """The kernel's tensors in argument order (inputs and outputs)."""
+        if self._compiled is None:
+            return []
+        return [t.name for t in self.compiled.tensor_args]
 
     def ir(self, level: str = "loop") -> str:
         """The IR at `level` (design, tensorop or loop), in MLIR syntax."""
@@ -92,11 +114,14 @@ class Kernel:
         """Run with every tensor given (outputs written in place); the arrays are checked strictly."""
         self.compiled(arrays, self.resolve_sizes(sizes))
 
-    def reference(self, inputs: Mapping[str, np.ndarray], sizes: Mapping[str, int] | None = None) -> dict[str, np.ndarray]:
-        """The numpy oracle's outputs for the same inputs (from the design IR)."""
+    def reference(
+        self, inputs: Mapping[str, np.ndarray] | None = None, sizes: Mapping[str, int] | None = None, **arrays: np.ndarray
+    ) -> dict[str, np.ndarray]:
+        """The numpy oracle's outputs for the same inputs (from the design IR), given as the kernel
+        takes them (`k.reference(A=a, B=b)`) or as one mapping (`k.reference(k.random_inputs())`)."""
         from irkit.reference import evaluate_design
 
-        return evaluate_design(self.levels["design"], dict(inputs), self.resolve_sizes(sizes))
+        return evaluate_design(self.levels["design"], {**(inputs or {}), **arrays}, self.resolve_sizes(sizes))
 
     def random_inputs(self, sizes: Mapping[str, int] | None = None, seed: int = 0) -> dict[str, np.ndarray]:
         from irkit.reference import random_inputs
@@ -128,12 +153,16 @@ def compile(
     sizes: Mapping[str, int] | None = None,
     hw: str | Path | None = None,
     cflags: list[str] | None = None,
+    *,
+    name: str | None = None,
 ) -> Kernel:
     """Parse, check, lower, generate C, build and load a design document.
 
     `sizes` become the defaults for calls; `hw` names or points to a hardware
     description (`.hw`) that replaces the document's own for cost modelling.
-    Raises `DiagnosticError` for any problem in the document or the build.
+    `path_or_text` is a file or the document's text (see `read_document`;
+    `name` names text in diagnostics).  Raises `DiagnosticError` for any
+    problem in the document or the build.
     """
     from irkit.backends.build import compile_and_load
     from irkit.backends.c import emit_c
@@ -141,10 +170,12 @@ def compile(
     from irkit.extend import load_installed_plugins
     from irkit.frontend import parse_design
     from irkit.kernel_abi import find_kernels
+    from irkit.sizes import document_sizes
 
     load_installed_plugins()  # named operations of installed packages (irkit.plugins entry points)
-    text, name = read_document(path_or_text)
+    text, name = read_document(path_or_text, name)
     module = parse_design(text, name)
+    document_sizes(module, sizes)  # sizes that do not fit the document fail before anything is built
     hardware = load_hardware(hw, name) if hw is not None else None
     levels = lower(module)
     source = emit_c(levels["loop"])

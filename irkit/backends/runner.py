@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ctypes
 from collections.abc import Mapping
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +31,7 @@ from xdsl.dialects.builtin import DictionaryAttr, FileLineColLoc, IntegerAttr, M
 from irkit.backends.c import c_symbol, emit_c
 from irkit.diagnostics import Diagnostic, DiagnosticError
 from irkit.kernel_abi import SizeArg, TensorArg, find_kernels, kernel_args
+from irkit.sizes import SizeError, TensorShape, raise_if, size_problems
 
 NUMPY_DTYPES: dict[str, type[np.generic]] = {"f32": np.float32, "f64": np.float64, "i32": np.int32}
 DEFAULT_ALIGN = 64
@@ -37,6 +39,10 @@ DEFAULT_ALIGN = 64
 
 class KernelArgumentError(DiagnosticError):
     """Arrays or sizes that do not fit a kernel."""
+
+
+class KernelSizeError(KernelArgumentError, SizeError):
+    """Sizes that do not fit a kernel (irkit.sizes' rules)."""
 
 
 def _kernel_file(kernel: func.FuncOp) -> tuple[str, int, int]:
@@ -68,38 +74,14 @@ def layout_name(order: list[int]) -> str:
 
 
 def resolve_sizes(kernel: func.FuncOp, sizes: Mapping[str, object] | None) -> dict[str, int]:
-    """Every size of the kernel: given, else its document default; all positive integers."""
-    size_args, _ = kernel_args(kernel)
-    given = dict(sizes or {})
-    problems: list[str] = []
-    known = {s.name for s in size_args}
-    for name in given:
-        if name not in known:
-            problems.append(f"unknown size '{name}' (the kernel's sizes: {', '.join(sorted(known)) or 'none'})")
-    out: dict[str, int] = {}
-    for s in size_args:
-        value = given.get(s.name, s.default)
-        if value is None:
-            problems.append(f"size '{s.name}' is not given and has no default")
-            continue
-        if isinstance(value, bool) or not isinstance(value, int | np.integer):
-            problems.append(f"size '{s.name}' must be an integer, got {value!r}")
-            continue
-        if value <= 0:
-            problems.append(f"size '{s.name}' must be positive, got {int(value)}")
-            continue
-        if value >= 2**62:
-            problems.append(f"size '{s.name}' is too large ({int(value)})")
-            continue
-        out[s.name] = int(value)
-    for name, divisor in divisibility(kernel).items():
-        if name in out and divisor > 0 and out[name] % divisor:
-            problems.append(
-                f"size '{name}' = {out[name]} breaks the document's assumption {name} % {divisor} == 0 "
-                "(the kernel may rely on it)"
-            )
-    if problems:
-        raise argument_error(kernel, problems)
+    """Every size of the kernel: given, else its document default; `SizeError` if they do not fit
+    the document (irkit.sizes: positive, known, the assumptions kept, no tensor empty)."""
+    size_args, tensor_args = kernel_args(kernel)
+    declared = [(s.name, s.default) for s in size_args]
+    tensors = [TensorShape(t.name, partial(tensor_shape, t, size_args)) for t in tensor_args]
+    out, problems = size_problems(declared, dict(sizes or {}), divisibility(kernel), tensors)
+    file, line, col = _kernel_file(kernel)
+    raise_if(problems, kernel.sym_name.data, file, line, col, KernelSizeError)
     return out
 
 

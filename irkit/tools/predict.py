@@ -25,7 +25,7 @@ import math
 import sys
 from pathlib import Path
 
-from irkit.tools.run import parse_sizes
+from irkit.tools.run import parse_sizes, size_usage_error
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -37,29 +37,22 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from irkit.api import read_document
+    from irkit.frontend import parse_design
     from irkit.perf import load_hardware, predict
-    from irkit.tools.opt import EXIT_OK
+    from irkit.sizes import SizeError, document_sizes
+    from irkit.tools.opt import EXIT_OK, read_input
 
     sizes = parse_sizes(args.size)
-    path = Path(args.file)
-    text, name = read_document(path)  # a missing file is reported before anything else
-    hw = load_hardware(args.hw, document=path) if args.hw else None
-    p = predict(path, sizes=sizes or None, hw=hw)
-    report = prediction_report(p, args.file, resolved_sizes(text, name, sizes), args.hw)
+    text, name = read_input(args.file)  # a missing file is reported before anything else; '-' is stdin
+    try:
+        resolved = document_sizes(parse_design(text, name), sizes)
+    except SizeError as exc:
+        raise size_usage_error(exc) from None
+    hw = load_hardware(args.hw, document=Path(args.file)) if args.hw else None
+    p = predict(Path(args.file) if args.file != "-" else text, sizes=sizes or None, hw=hw)
+    report = prediction_report(p, args.file, resolved, args.hw)
     sys.stdout.write(json.dumps(report) + "\n" if args.json else format_report(report))
     return EXIT_OK
-
-
-def resolved_sizes(text: str, name: str, sizes: dict[str, int]) -> dict[str, int]:
-    """Every size of the document: the given ones over its defaults (the given ones alone if that fails)."""
-    try:
-        from irkit.frontend import parse_design
-        from irkit.reference import resolve_sizes
-
-        return resolve_sizes(parse_design(text, name, check=False), sizes)
-    except Exception:  # noqa: BLE001 -- the prediction has already checked the document
-        return dict(sizes)
 
 
 def roofline(flops: float, dram_bytes: float, seconds: float, peak_flops: float, dram_bandwidth: float) -> dict:

@@ -21,7 +21,7 @@ EXIT_OK, EXIT_INPUT = 0, 1
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("verify", help="check the generated code against the document by raising it back")
-    p.add_argument("file", metavar="FILE", help="the .design document")
+    p.add_argument("file", metavar="FILE", help="the .design document ('-' = stdin)")
     p.add_argument(
         "--loops", metavar="LOOPS.mlir", help="loop IR to check instead of the generated one (e.g. edited by hand)"
     )
@@ -29,11 +29,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from irkit.api import read_document
     from irkit.frontend import parse_design
     from irkit.raising.verify import compare_modules, lowered_loops
+    from irkit.tools.opt import read_input
 
-    text, name = read_document(args.file)
+    text, name = read_input(args.file)  # '-' is stdin
     design = parse_design(text, name)
     loops = _read_loops(args.loops) if args.loops else lowered_loops(design)
     diags = compare_modules(design, loops)
