@@ -29,9 +29,14 @@
   `<key>.so` with `os.replace`.  Processes building the same source at once
   each compile, and the last rename wins atomically: nobody ever loads a
   half-written library.
-- **Failure:** a `DiagnosticError` whose location is the generated `.c`
-  file and whose message carries the compiler's stderr (trimmed to a
-  screen).
+- **Failure:** a `CompileError` (a `DiagnosticError`) whose location is
+  the generated `.c` file and whose message carries the compiler's stderr
+  (trimmed to a screen).  Whose fault it is decides its class: C that
+  irkit generated and built with its own flags must compile, so a failure
+  there is a `GeneratedCodeError` (a bug in irkit: the tools exit 3); with
+  flags the user gave (`cflags`, `IRKIT_CFLAGS`) the code is built again
+  with irkit's defaults, and if that succeeds the flags are to blame (a
+  plain `CompileError`, with a note saying so).
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ import shlex
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from irkit.backends.c import C_STD
@@ -61,6 +67,15 @@ MAX_ERROR_LINES = 40
 MAX_ERROR_CHARS = 4000
 
 _VERSIONS: dict[tuple[str, ...], str] = {}
+
+
+class CompileError(DiagnosticError):
+    """The compiler refused generated C (its message is the diagnostic)."""
+
+
+class GeneratedCodeError(CompileError):
+    """The compiler refused the C irkit generated with irkit's own flags: a bug in irkit, not in
+    the document (the command-line tools exit 3 for it, with the generated file named)."""
 
 
 def _fail(message: str, file: str = "<cc>") -> DiagnosticError:
@@ -187,11 +202,8 @@ def _compile(cc: list[str], argv_tail: list[str], inputs: list[Path], output: Pa
         if done.returncode != 0:
             shown = trim_output(done.stderr or done.stdout) or "(no output)"
             files = " and ".join(str(p) for p in inputs)
-            raise _fail(
-                f"the C compiler failed (exit {done.returncode}) on the generated {files}\n"
-                f"command: {shlex.join(argv)}\n{shown}",
-                str(inputs[0]),
-            )
+            message = f"the C compiler failed (exit {done.returncode}) on the generated {files}\ncommand: {shlex.join(argv)}\n{shown}"
+            raise CompileError([Diagnostic("error", message, str(inputs[0]))])
         os.replace(tmp, output)
     finally:
         _unlink(tmp)
@@ -199,6 +211,13 @@ def _compile(cc: list[str], argv_tail: list[str], inputs: list[Path], output: Pa
 
 def build_shared(source: str, cflags: list[str] | None = None, *, directory: Path | None = None) -> Path:
     """The path of a shared library built from `source` (from the cache when it is there)."""
+    try:
+        return _build_shared(source, cflags, directory)
+    except CompileError as exc:
+        raise _whose_fault(exc, cflags, lambda flags: _build_shared(source, flags, directory)) from None
+
+
+def _build_shared(source: str, cflags: list[str] | None, directory: Path | None) -> Path:
     cc = find_compiler()
     flags = [*BASE_FLAGS, *SHARED_FLAGS, *(default_cflags() if cflags is None else cflags)]
     key = cache_key([source], cc, flags, "shared")
@@ -217,6 +236,13 @@ def build_executable(
     sources: dict[str, str], cflags: list[str] | None = None, *, directory: Path | None = None
 ) -> Path:
     """An executable from several C sources (`stem -> text`), cached like libraries."""
+    try:
+        return _build_executable(sources, cflags, directory)
+    except CompileError as exc:
+        raise _whose_fault(exc, cflags, lambda flags: _build_executable(sources, flags, directory)) from None
+
+
+def _build_executable(sources: dict[str, str], cflags: list[str] | None, directory: Path | None) -> Path:
     cc = find_compiler()
     flags = [*BASE_FLAGS, *(default_cflags() if cflags is None else cflags)]
     stems = sorted(sources)
@@ -233,6 +259,41 @@ def build_executable(
         files.append(path)
     _compile(cc, list(LIBS), files, exe, flags)
     return exe
+
+
+TRIVIAL_C = "int irkit_probe(void);\nint irkit_probe(void) { return 0; }\n"
+
+
+def _whose_fault(exc: CompileError, cflags: list[str] | None, build_with: Callable[[list[str] | None], Path]) -> CompileError:
+    """Who is to blame for `exc`.  The compiler or its flags, if they fail on a trivial file too, or
+    if the code builds with irkit's default flags instead of the ones given: `exc` itself (a plain
+    `CompileError`), with a note saying so.  Otherwise the generated code: a `GeneratedCodeError`."""
+
+    def blame(note: str) -> CompileError:
+        for diag in exc.diagnostics:
+            diag.notes.append(Diagnostic("note", note, diag.file))
+        return exc
+
+    with tempfile.TemporaryDirectory(prefix="irkit-probe-") as scratch:
+        try:
+            _build_shared(TRIVIAL_C, cflags, Path(scratch))
+        except CompileError:
+            return blame(
+                "the compiler fails on a trivial C file with the same flags too: the compiler or its flags are "
+                "the problem, not the generated code"
+            )
+    if cflags is not None or os.environ.get("IRKIT_CFLAGS", "").strip():
+        try:
+            build_with(list(DEFAULT_CFLAGS))
+        except CompileError:
+            pass
+        else:
+            given = shlex.join(cflags if cflags is not None else default_cflags())
+            return blame(
+                "the same code builds with irkit's default flags: the flags given (--cflags or IRKIT_CFLAGS: "
+                f"{given}) are what the compiler refuses"
+            )
+    return GeneratedCodeError(exc.diagnostics)
 
 
 def _mkdir(path: Path) -> None:

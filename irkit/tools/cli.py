@@ -29,6 +29,7 @@ from irkit.tools.opt import (
     ArgParser,
     InternalError,
     UsageError,
+    broken_pipe,
     check_input_path,
     read_input,
     report_internal,
@@ -136,12 +137,28 @@ def _run(args: argparse.Namespace) -> int:
     try:
         return run.run(args)
     except DiagnosticError as exc:
-        sources = SourceManager()
-        for diag in exc.diagnostics:
-            if diag.file and Path(diag.file).is_file():
-                sources.add(diag.file, Path(diag.file).read_text(errors="replace"))
-        _print_diagnostics(exc.diagnostics, sources, "json" if args.json else "text")
-        return EXIT_INPUT
+        return _report(exc, args)
+
+
+def _report(exc: DiagnosticError, args: argparse.Namespace) -> int:
+    """Print a subcommand's diagnostics (with the source lines they point at); the exit status.
+
+    C that irkit generated and the compiler refused is irkit's bug, not the
+    document's: exit 3, with the note every internal error carries."""
+    from irkit.backends.build import GeneratedCodeError
+
+    sources = SourceManager()
+    for diag in exc.diagnostics:
+        if diag.file and Path(diag.file).is_file():
+            sources.add(diag.file, Path(diag.file).read_text(errors="replace"))
+    _print_diagnostics(exc.diagnostics, sources, "json" if getattr(args, "json", False) else "text")
+    if isinstance(exc, GeneratedCodeError):
+        sys.stderr.write(
+            f"{PROG}: note: the document was accepted, so C that does not compile is a bug in irkit, not a "
+            "problem with the document; please report it with the generated file named above\n"
+        )
+        return EXIT_INTERNAL
+    return EXIT_INPUT
 
 
 # ------------------------------------------------------------------ calibrate, predict, validate
@@ -160,12 +177,7 @@ def _tool(name: str) -> Callable[[argparse._SubParsersAction], None]:
             try:
                 return module.run(args)
             except DiagnosticError as exc:
-                sources = SourceManager()
-                for diag in exc.diagnostics:
-                    if diag.file and Path(diag.file).is_file():
-                        sources.add(diag.file, Path(diag.file).read_text(errors="replace"))
-                _print_diagnostics(exc.diagnostics, sources, "json" if getattr(args, "json", False) else "text")
-                return EXIT_INPUT
+                return _report(exc, args)
 
         sub.choices[name].set_defaults(handler=handler)
 
@@ -196,6 +208,15 @@ def build_arg_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=ArgParser)
     for add in SUBCOMMANDS.values():
         add(sub)
+    for command in sub.choices.values():  # `irkit check --plugin X.py doc.design` works too
+        command.add_argument(
+            "--plugin",
+            action="append",
+            default=[],
+            dest="plugin_after",
+            metavar="FILE.py|MODULE",
+            help="load a plugin (irkit.extend) first; may be repeated",
+        )
     return parser
 
 
@@ -218,17 +239,21 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_OK
         if args.command is None:
             raise UsageError(f"a command is required ({', '.join(SUBCOMMANDS)}); see 'irkit --help'")
-        if getattr(args, "file", None) is not None:  # every subcommand says a missing FILE alike
+        if getattr(args, "file", None) is not None:  # every subcommand says a missing or wrong FILE alike
             check_input_path(args.file)
-        _load_plugins(args.plugin)
-        return args.handler(args)
+            if args.file != "-" and not args.file.endswith(DESIGN_SUFFIXES):
+                raise UsageError(f"'{args.file}' is not a design document (expected a .design or .hw file)")
+        _load_plugins(args.plugin + getattr(args, "plugin_after", []))
+        status = args.handler(args)
+        sys.stdout.flush()  # a closed pipe is reported here, not at interpreter exit
+        return status
     except UsageError as exc:
         sys.stderr.write(f"{PROG}: error: {exc}\n")
         return EXIT_USAGE
     except SystemExit as exc:  # --help
         return exc.code if isinstance(exc.code, int) else EXIT_OK
     except BrokenPipeError:
-        return EXIT_OK
+        return broken_pipe()
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # InternalError and anything unforeseen

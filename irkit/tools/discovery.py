@@ -57,18 +57,46 @@ def options(cls: type, with_help: bool = False) -> list[str]:
     return out
 
 
+# irkit's passes by what they are for, in pipeline order.
+IRKIT_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("checking", ("check-design",)),
+    ("lowering (design -> tensorop -> loop)", ("lower-design", "generalize-tensorop", "lower-tensorop", "apply-schedule")),
+    ("one schedule directive at a time (what apply-schedule runs)", ()),  # the schedule-* passes
+    ("the cost model", ("model-perf",)),
+    ("raising and verification (loop -> tensorop -> design)", ("raise-loop", "raise-tensorop", "verify-roundtrip")),
+)
+
+
+def _pass_entry(name: str, factory: Callable[[], type]) -> tuple[list[str], str]:
+    """The lines listing one pass, and where its class lives ('irkit', 'xdsl' or 'plugin')."""
+    try:
+        cls = factory()
+    except Exception as exc:  # a plugin that fails to import is listed, not fatal
+        return [name, f"    (cannot load: {type(exc).__name__}: {exc})"], "plugin"
+    opts = options(cls)
+    module = (getattr(cls, "__module__", "") or "").split(".")[0]
+    origin = module if module in ("irkit", "xdsl") else "plugin"
+    return [name + ("{" + ", ".join(opts) + "}" if opts else ""), "    " + summary(description(cls))], origin
+
+
 def list_passes(passes: dict[str, Callable[[], type]]) -> str:
-    """Every pass: its name with options, then its summary indented."""
-    lines = []
-    for name in sorted(passes):
-        try:
-            cls = passes[name]()
-        except Exception as exc:  # a plugin that fails to import is listed, not fatal
-            lines += [name, f"    (cannot load: {type(exc).__name__}: {exc})"]
-            continue
-        opts = options(cls)
-        lines.append(name + ("{" + ", ".join(opts) + "}" if opts else ""))
-        lines.append("    " + summary(description(cls)))
+    """Every pass, irkit's first (grouped by what they are for, in pipeline order), then plugins',
+    then xDSL's: each its name with options, then its summary indented."""
+    from irkit.passes.registry import IRKIT_PASSES
+
+    entries = {name: _pass_entry(name, passes[name]) for name in passes}
+    lines: list[str] = []
+    listed: set[str] = set()
+    for title, names in IRKIT_GROUPS:
+        group = list(names) or sorted(n for n in IRKIT_PASSES if n.startswith("schedule-"))
+        group = [n for n in group if n in entries]
+        if group:
+            lines += [f"-- irkit: {title}"] + [line for n in group for line in entries[n][0]]
+            listed |= set(group)
+    for title, origin in (("irkit: other passes", "irkit"), ("plugins", "plugin"), ("xDSL", "xdsl")):
+        group = [n for n in sorted(entries) if n not in listed and entries[n][1] == origin]
+        if group:
+            lines += [f"-- {title}"] + [line for n in group for line in entries[n][0]]
     return "\n".join(lines) + "\n"
 
 

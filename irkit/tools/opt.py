@@ -3,8 +3,10 @@
     irkit-opt [FILE|-] [-p PIPELINE] [-o OUT] [--emit mlir|design|c] ...
 
 Reads `.design`/`.hw` documents (through the Lark frontend, semantic checker
-included) or MLIR text (`.mlir`, stdin: xDSL's parser with irkit's dialects
-and every dialect of xDSL's plugin multiverse), verifies the module, runs the
+included) or MLIR text (`.mlir`: xDSL's parser with irkit's dialects and
+every dialect of xDSL's plugin multiverse; stdin is a design document if it
+starts with `design` or `hardware`, else MLIR, unless `--input-format` says
+which), verifies the module, runs the
 pipeline (xDSL syntax; irkit's passes and xDSL's), verifies after every pass,
 and prints MLIR or `.design` text.  Built from xDSL's pieces (Context,
 Parser, passes, Printer) rather than by subclassing `xDSLOptMain`, whose
@@ -98,21 +100,49 @@ class InternalError(Exception):
 
 
 class ArgParser(argparse.ArgumentParser):
-    """argparse, but a bad command line raises `UsageError` (one line, exit 2) instead of exiting."""
+    """argparse, but a bad command line raises `UsageError` (one line, exit 2) instead of exiting,
+    an unknown option gets the nearest known one suggested, and options are never abbreviated
+    (`--no-verify` silently meaning `--no-verify-each` hides typos)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str):  # type: ignore[override]
-        raise UsageError(message)
+        raise UsageError(message + self._suggestion(message))
+
+    def _suggestion(self, message: str) -> str:
+        import difflib
+
+        match = re.match(r"unrecognized arguments: (\S+)", message)
+        if match is None or not match.group(1).startswith("-"):
+            return ""
+        word = match.group(1).split("=", 1)[0]
+        parsers = [self] + [
+            sub for action in self._actions if isinstance(action, argparse._SubParsersAction) for sub in action.choices.values()
+        ]
+        known = sorted({s for p in parsers for action in p._actions for s in action.option_strings if s.startswith("--")})
+        longer = [k for k in known if k.startswith(word)]  # what an abbreviation would have meant
+        close = longer if len(longer) == 1 else difflib.get_close_matches(word, known, n=1, cutoff=0.6)
+        return f"; did you mean '{close[0]}'?" if close else ""
 
 
 def build_arg_parser() -> argparse.ArgumentParser:
     p = ArgParser(prog=PROG, description="Run irkit and xDSL passes over design documents and MLIR.")
     p.add_argument(
-        "input", nargs="?", default="-", metavar="FILE", help=".design/.hw document or .mlir file; '-' = stdin (MLIR)"
+        "input", nargs="?", default="-", metavar="FILE", help=".design/.hw document or .mlir file; '-' = stdin (see --input-format)"
     )
     p.add_argument(
         "-p", "--passes", default="", metavar="PIPELINE", help="pass pipeline, e.g. 'check-design,canonicalize'"
     )
     p.add_argument("-o", "--output", metavar="OUT", help="write the output here instead of stdout")
+    p.add_argument(
+        "--input-format",
+        choices=("auto", "design", "mlir"),
+        default="auto",
+        help="how to read the input: auto (default: .design/.hw are design documents, .mlir is MLIR, "
+        "stdin and other files by what they start with), design, or mlir",
+    )
     p.add_argument(
         "--emit",
         default="mlir",
@@ -221,6 +251,35 @@ def split_chunks(text: str, design: bool) -> list[tuple[str, int]]:
     return chunks
 
 
+_MLIR_ALIAS = re.compile(r"#[\w.$-]+\s*=")  # `#map = affine_map<...>` starts MLIR; `# text` is a design comment
+_DESIGN_START = re.compile(r"(design|hardware)\b")
+
+
+def looks_like_design(text: str) -> bool:
+    """True if `text` starts (after blank lines and comments) with `design` or `hardware`: how
+    stdin, which has no file suffix, is told apart from MLIR."""
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped or stripped.startswith("//"):
+            continue
+        if stripped.startswith("#") and not _MLIR_ALIAS.match(stripped):
+            continue
+        return _DESIGN_START.match(stripped) is not None
+    return False
+
+
+def input_is_design(input_format: str, filename: str, text: str) -> bool:
+    """Whether to read the input as a design document (else MLIR): `--input-format`, else the
+    file's suffix (`.design`, `.hw`), else (stdin, other suffixes) what the text starts with."""
+    if input_format != "auto":
+        return input_format == "design"
+    if filename.endswith(DESIGN_SUFFIXES):
+        return True
+    if filename.endswith(".mlir"):
+        return False
+    return looks_like_design(text)
+
+
 def _is_blank_mlir(text: str) -> bool:
     """Only whitespace and `//` comments (MLIR reads that as an empty module; xDSL does not)."""
     return all(not line.strip() or line.lstrip().startswith("//") for line in text.splitlines())
@@ -323,6 +382,7 @@ class Driver:
     def __init__(
         self,
         filename: str,
+        design: bool,
         passes: list[ModulePass],
         options: Options,
         ctx_factory: Callable[[], Context],
@@ -331,7 +391,7 @@ class Driver:
         err,
     ):
         self.filename = filename
-        self.design = filename.endswith(DESIGN_SUFFIXES)
+        self.design = design
         self.passes = passes
         self.labels = _pass_labels(passes)
         self.opts = options
@@ -443,11 +503,21 @@ class Driver:
                     raise _ChunkFailed() from None
             if _is_blank_mlir(text):
                 return ModuleOp([])
-            parser = _LocatingParser(self.ctx_factory(), text, self.filename)
             try:
+                parser = _LocatingParser(self.ctx_factory(), text, self.filename)  # lexes the first token
                 module = parser.parse_module()
             except ParseError as exc:
-                self._emit([_parse_error_diagnostic(exc)])
+                diag = _parse_error_diagnostic(exc)
+                if looks_like_design(text):
+                    diag.notes.append(
+                        Diagnostic(
+                            "note",
+                            "the input was read as MLIR, but it starts like a design document: give it a .design "
+                            "name or --input-format=design",
+                            self.filename,
+                        )
+                    )
+                self._emit([diag])
                 raise _ChunkFailed() from None
             except DiagnosticException as exc:
                 self._emit([Diagnostic("error", str(exc), self.filename)])
@@ -743,19 +813,66 @@ def _discovery(args: argparse.Namespace, available: dict[str, pipeline_mod.PassF
     return EXIT_OK
 
 
-def expand_check_option(argv: list[str]) -> list[str]:
-    """`--check-semantics=ENGINE` as `--check-semantics --check-semantics-engine=ENGINE`.
+# mlir-opt's spellings of irkit-opt's options (mlir-opt also takes them with one dash).
+MLIR_ALIASES = {
+    "--mlir-timing": "--time-passes",
+    "--mlir-print-ir-after-all": "--print-ir-after-all",
+    "--mlir-print-ir-after-failure": "--print-ir-after-failure",
+    "--mlir-print-debuginfo": "--print-debuginfo",
+    "--mlir-print-op-generic": "--print-op-generic",
+}
+_SINGLE_DASH = re.compile(r"-[a-z][a-z0-9]*(?:-[a-z0-9]+)+(?:=.*)?\Z")  # -split-input-file, -pass-pipeline=...
 
-    argparse cannot give a flag an optional value without the flag swallowing
-    the input file written after it (`irkit-opt --check-semantics doc.design`).
+
+def mlir_pipeline(text: str) -> str:
+    """The pass list of an MLIR `--pass-pipeline` (`builtin.module(a,b{x=1})`, or bare `a,b`)."""
+    text = text.strip()
+    for anchor in ("builtin.module(", "any("):
+        if text.startswith(anchor) and text.endswith(")"):
+            return mlir_pipeline(text[len(anchor) : -1])
+    if re.search(r"[\w.]+\(", text):
+        raise UsageError(
+            f"--pass-pipeline '{text}': irkit-opt runs module passes only; nested pipelines on other "
+            "operations (func.func(...)) are not supported: write the passes as -p 'a,b'"
+        )
+    return text
+
+
+def expand_check_option(argv: list[str]) -> list[str]:
+    """Rewrite the command line into the spellings argparse knows.
+
+    - `--check-semantics=ENGINE` as `--check-semantics --check-semantics-engine=ENGINE`:
+      argparse cannot give a flag an optional value without the flag swallowing
+      the input file written after it (`irkit-opt --check-semantics doc.design`).
+    - mlir-opt's spellings: one-dash long options (`-split-input-file`), `--mlir-timing`
+      and the other `MLIR_ALIASES`, `--verify-each[=true|false]`, and
+      `--pass-pipeline='builtin.module(a,b)'` (as `-p a,b`).
     """
     out: list[str] = []
-    for arg in argv:
+    args = list(argv)
+    while args:
+        arg = args.pop(0)
         if arg == "--":
-            out.extend(argv[len(out) :])
+            out += [arg, *args]
             break
-        if arg.startswith("--check-semantics="):
-            out += ["--check-semantics", "--check-semantics-engine=" + arg.split("=", 1)[1]]
+        if _SINGLE_DASH.match(arg):
+            arg = "-" + arg
+        name, eq, value = arg.partition("=")
+        if name in MLIR_ALIASES:
+            out.append(MLIR_ALIASES[name] + (eq + value if eq else ""))
+        elif name == "--verify-each":
+            if eq and value.lower() in ("false", "0", "off", "no"):
+                out.append("--no-verify-each")
+            elif eq and value.lower() not in ("true", "1", "on", "yes"):
+                raise UsageError(f"--verify-each expects true or false, got '{value}'")
+        elif name == "--pass-pipeline":
+            if not eq:
+                if not args:
+                    raise UsageError("--pass-pipeline expects a pipeline, e.g. 'builtin.module(canonicalize)'")
+                value = args.pop(0)
+            out += ["-p", mlir_pipeline(value)]
+        elif name == "--check-semantics" and eq:
+            out += ["--check-semantics", "--check-semantics-engine=" + value]
         else:
             out.append(arg)
     return out
@@ -833,8 +950,8 @@ def _run(argv: list[str] | None) -> int:
             ctx = make_full_context(args.allow_unregistered_dialect)
         return ctx
 
-    driver = Driver(filename, passes, options, ctx_factory, sources, timer, sys.stderr)
-    design = filename.endswith(DESIGN_SUFFIXES)
+    design = input_is_design(args.input_format, filename, text)
+    driver = Driver(filename, design, passes, options, ctx_factory, sources, timer, sys.stderr)
     chunks = split_chunks(text, design) if args.split_input_file else [(text, 0)]
     status, outputs = EXIT_OK, []
     for chunk, offset in chunks:
@@ -860,6 +977,20 @@ def _run(argv: list[str] | None) -> int:
     return status
 
 
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a tool whose reader went away
+
+
+def broken_pipe() -> int:
+    """The reader of stdout went away (`irkit-opt ... | head`): the output is cut short, so the status
+    is not 0; stdout is pointed at /dev/null so that Python's exit flush does not complain."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return EXIT_BROKEN_PIPE
+
+
 def report_internal(exc: InternalError | BaseException, prog: str = PROG) -> None:
     message = str(exc) if isinstance(exc, InternalError) else f"internal error: {type(exc).__name__}: {exc}"
     lines = message.splitlines() or [message]
@@ -878,7 +1009,9 @@ def report_internal(exc: InternalError | BaseException, prog: str = PROG) -> Non
 def main(argv: list[str] | None = None) -> int:
     """Run irkit-opt; returns the exit status (the console script exits with it)."""
     try:
-        return _run(argv)
+        status = _run(argv)
+        sys.stdout.flush()  # a closed pipe is reported here, not at interpreter exit
+        return status
     except UsageError as exc:
         sys.stderr.write(f"{PROG}: error: {exc}\n")
         return EXIT_USAGE
@@ -888,7 +1021,7 @@ def main(argv: list[str] | None = None) -> int:
         report_internal(exc)
         return EXIT_INTERNAL
     except BrokenPipeError:
-        return EXIT_OK
+        return broken_pipe()
     except KeyboardInterrupt:
         return 130
     except Exception as exc:
