@@ -62,6 +62,7 @@ _CALLS = {
 # layout keyword (see `_layout_entries`).
 UNITS = ("bits", "B", "KiB", "MiB", "GiB", "KB", "MB", "GB", "Hz", "kHz", "MHz", "GHz", "ns", "us", "cycles")
 LAYOUT_WORDS = frozenset({"align", "row_major", "col_major", "order"})
+HW_LEVEL_WORDS = frozenset({"cache", "dram"})
 
 
 def _unit_prefixed(key: str) -> bool:
@@ -471,13 +472,21 @@ def _render(lines: list[_Line]) -> str:
 
 
 def _hw_entries(items: list[Operation]) -> list[tuple[str, Operation]]:
-    """Fields (and levels) of a hardware block, one a line; `;` ends a unit-less value before a unit-like key."""
+    """Fields (and levels) of a hardware block, one a line, with `;` where the next key would not read as a name.
+
+    After a unit-less value a key spelled like a unit would be its unit;
+    after any field a key `cache` or `dram` would start a level (the
+    parser's states after a field are shared by all hardware blocks, so
+    even inside a `cache { ... }` the lexer reads the keyword).
+    """
     entries = []
     for item, after in zip(items, items[1:] + [None]):
         if not isinstance(item, d.HwFieldOp):
             entries.append(("", item))
             continue
-        close = item.unit is None and isinstance(after, d.HwFieldOp) and _reads_as_unit(after.key.data)
+        close = isinstance(after, d.HwFieldOp) and (
+            after.key.data in HW_LEVEL_WORDS or (item.unit is None and _reads_as_unit(after.key.data))
+        )
         entries.append((format_hw_field(item) + (";" if close else ""), item))
     return entries
 

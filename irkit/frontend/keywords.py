@@ -73,13 +73,24 @@ def _accepts_text(parser, text: str, terminal_type: str) -> bool:
     return False
 
 
-def keyword_collision(text: str, failing: Token) -> Collision | None:
-    """If `failing` is unexpected only because the word before it was read as a keyword, a diagnostic saying so.
+def _is_word(tok: Token) -> bool:
+    """A token spelled like a name that the lexer read as something else."""
+    return tok.type not in ("NAME", "$END") and NAME_RE.fullmatch(str(tok)) is not None
 
-    Replays the parse up to the word and asks the parser whether a name
-    was allowed there, and whether, had the word been a name, `failing`
-    could have followed it.
+
+def keyword_collision(text: str, failing: Token, at_error=None) -> Collision | None:
+    """If `failing` is unexpected only because a word was read as a keyword, a diagnostic saying so, at the word.
+
+    Two cases.  The word is `failing` itself: the parser (`at_error`, its
+    state at the error) wanted a name, but LALR states shared between
+    blocks let the lexer read the keyword (`dram { x 1  cache 2 }`: after
+    a field, `cache` may start a level at the top of a hardware block).
+    Or the word is the token before `failing`: the parse is replayed up to
+    the word, and asked whether a name was allowed there and whether,
+    had the word been a name, `failing` could have followed it.
     """
+    if at_error is not None and _is_word(failing) and "NAME" in at_error.accepts():
+        return Collision(_message(str(failing), failing.type, at_error, set()), failing.line, failing.column)
     parser = design_parser()
     previous: Token | None = None
     before = None  # the parser just before `previous`, when `previous` is a word read as a keyword
@@ -94,7 +105,7 @@ def keyword_collision(text: str, failing: Token) -> Collision | None:
             if previous is not None and previous.type == "NAME":
                 names.add(str(previous))
             previous = tok
-            before = interactive.copy() if tok.type != "NAME" and NAME_RE.fullmatch(str(tok)) else None
+            before = interactive.copy() if _is_word(tok) else None
         else:
             reached = failing.type == "$END"
     except UnexpectedInput as exc:
@@ -112,16 +123,20 @@ def keyword_collision(text: str, failing: Token) -> Collision | None:
         return None
     if not _accepts_text(as_name, str(failing), failing.type):
         return None
-    word = str(previous)
-    what = "a unit" if previous.type == "UNIT" else "a keyword"
-    message = f"'{word}' is read as {what} here, not as a name"
-    if _semicolon_makes_it_a_name(before, previous.type):
-        message += f"; write ';' before it to make '{word}' a name"
-    elif word in names:  # declared (or used) as a name before: surely meant as one here too
-        message += f": a name spelled '{word}' cannot stand here, rename it"
-    else:  # perhaps a keyword missing what follows it (`tensor [4]`): the plain syntax error says more
-        return None
+    message = _message(str(previous), previous.type, before, names)
     return Collision(message, previous.line, previous.column)
+
+
+def _message(word: str, terminal: str, state, names: set[str]) -> str:
+    """What to say of `word`, read as `terminal` where the parser, in `state`, also took a name."""
+    what = "a unit" if terminal == "UNIT" else "a keyword"
+    message = f"'{word}' is read as {what} here, not as a name"
+    if _semicolon_makes_it_a_name(state, terminal):
+        return message + f"; write ';' before it to make '{word}' a name"
+    if word in names:  # declared (or used) as a name before: surely meant as one here too
+        return message + f": a name spelled '{word}' cannot stand here, rename it"
+    # perhaps a keyword missing what follows it (`tensor [4]`)
+    return message + f": a name spelled '{word}' cannot stand here, so if it is meant as a name, rename it"
 
 
 def _semicolon_makes_it_a_name(before, terminal: str) -> bool:

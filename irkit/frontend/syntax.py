@@ -113,7 +113,7 @@ def parse_syntax(text: str, filename: str, start: str = "start") -> SyntaxResult
             return False
         tok = exc.token
         ip = exc.interactive_parser
-        collision = keyword_collision(text, tok)  # a name the lexer read as a keyword: say so, at the word
+        collision = keyword_collision(text, tok, ip)  # a name the lexer read as a keyword: say so, at the word
         if collision is not None:
             result.only_missing_braces = False
             result.diagnostics.append(error(collision.message, filename, collision.line, collision.col))
