@@ -15,6 +15,9 @@ file.
 from __future__ import annotations
 
 import math as pymath
+import re
+from dataclasses import dataclass
+from functools import cache
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -26,6 +29,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from irkit.dialects import design as d
+from irkit.frontend.comments import Attached, Comment, DocumentComments, Role
 
 INDENT = "  "
 
@@ -51,15 +55,30 @@ _CALLS = {
 }
 
 
-# The grammar's UNIT words.  The lexer reads a unit wherever one may follow a
-# number, even as the start of a longer word: after a unit-less value, the
-# next line's key `B2` (or `Bytes`) would read as the unit `B`, so such a
-# value is closed with `;`.
-UNITS = ("bits", "B", "KiB", "MiB", "GiB", "KB", "MB", "GB", "Hz", "kHz", "MHz", "GHz", "ns", "cycles")
+# Words the lexer reads as keywords where a name could also follow.  After
+# a hardware field's number, a next key spelled like a unit (`B`, `us`,
+# `KiB`, the grammar's UNIT token) would read as the field's unit, so such
+# a value is closed with `;`; the same for a layout entry named like a
+# layout keyword (see `_layout_entries`).
+UNITS = ("bits", "B", "KiB", "MiB", "GiB", "KB", "MB", "GB", "Hz", "kHz", "MHz", "GHz", "ns", "us", "cycles")
+LAYOUT_WORDS = frozenset({"align", "row_major", "col_major", "order"})
+HW_LEVEL_WORDS = frozenset({"cache", "dram"})
 
 
 def _unit_prefixed(key: str) -> bool:
     return key.startswith(UNITS)
+
+
+@cache
+def _unit_token() -> re.Pattern[str]:
+    from irkit.frontend.grammar import design_parser
+
+    return re.compile(design_parser().get_terminal("UNIT").pattern.to_regexp())
+
+
+def _reads_as_unit(key: str) -> bool:
+    """Whether the lexer would take `key`, after a number, for a unit (the grammar's UNIT token)."""
+    return _unit_prefixed(key) or _unit_token().match(key) is not None
 
 
 class DesignPrintError(ValueError):
@@ -339,30 +358,197 @@ def format_hw_field(op: d.HwFieldOp) -> str:
     return f"{op.key.data} {format_number(op.value.value.data)}{unit}"
 
 
-def hardware_lines(op: d.HardwareOp, indent: str = "") -> list[str]:
+# --- placing comments ------------------------------------------------------------
+#
+# The printer writes `_Line`s: code with an optional trailing comment, an
+# own-line comment, or a blank.  `_render` then aligns the trailing
+# comments of consecutive code lines at one indentation (a blank line, a
+# comment line or a change of indentation ends such a run), so the
+# result depends only on the IR and where its comments attach: printing
+# is idempotent with comments too.
+
+
+@dataclass
+class _Line:
+    indent: str
+    code: str = ""  # empty: a blank line
+    comment: str | None = None  # trailing comment of a code line
+    own_comment: bool = False  # `code` is a comment on a line of its own
+
+
+class _Writer:
+    def __init__(self, comments: DocumentComments | None):
+        self.comments = comments
+        self.lines: list[_Line] = []
+
+    def attached(self, op: Operation, role: Role = "item") -> Attached:
+        found = self.comments.get(op, role) if self.comments is not None else None
+        return found if found is not None else Attached()
+
+    def blank(self) -> None:
+        if self.lines and self.lines[-1].code and not self._opens_block(self.lines[-1]):
+            self.lines.append(_Line(""))
+
+    @staticmethod
+    def _opens_block(line: _Line) -> bool:
+        return not line.own_comment and line.code.endswith("{")
+
+    def own_comments(self, indent: str, comments: list[Comment]) -> None:
+        for comment in comments:
+            if comment.blank_before:
+                self.blank()
+            self.lines.append(_Line(indent, comment.text, own_comment=True))
+
+    def leading(self, indent: str, attached: Attached) -> None:
+        self.own_comments(indent, attached.leading)
+        if attached.leading and attached.gap_after:
+            self.blank()
+
+    def code(self, indent: str, text: str, trailing: Comment | None = None) -> None:
+        self.lines.append(_Line(indent, text, None if trailing is None else trailing.text))
+
+    def piece(self, indent: str, text: str, op: Operation, role: Role = "item") -> None:
+        """A piece on a line of its own: its leading comments, then it with its trailing one."""
+        attached = self.attached(op, role)
+        self.leading(indent, attached)
+        self.code(indent, text, attached.trailing)
+
+    def block(
+        self,
+        indent: str,
+        header: str,
+        opened: Attached,
+        closed: Attached,
+        entries: list[tuple[str, Operation]],
+        one_line: str | None = None,
+    ) -> None:
+        """`header { entries }`: on one line joined by `one_line` when no comment falls inside it, else a line each.
+
+        `opened` holds the comments of the header, `closed` those of the `}`.
+        """
+        inner_comments = (
+            opened.trailing is not None or bool(closed.leading) or any(self.attached(op) for _, op in entries)
+        )
+        self.leading(indent, opened)
+        if not inner_comments and not entries:
+            self.code(indent, f"{header} {{}}", closed.trailing)
+            return
+        if not inner_comments and one_line is not None:
+            self.code(indent, f"{header} {{ {one_line.join(text for text, _ in entries)} }}", closed.trailing)
+            return
+        self.code(indent, f"{header} {{", opened.trailing)
+        inner = indent + INDENT
+        for text, op in entries:
+            self.piece(inner, text, op)
+        self.own_comments(inner, closed.leading)
+        self.code(indent, "}", closed.trailing)
+
+
+def _render(lines: list[_Line]) -> str:
+    out: list[str] = []
+    run: list[_Line] = []
+
+    def flush() -> None:
+        width = max((len(x.indent) + len(x.code) for x in run if x.comment is not None), default=0)
+        for x in run:
+            head = x.indent + x.code
+            out.append(head if x.comment is None else f"{head.ljust(width)}  {x.comment}")
+        run.clear()
+
+    for line in lines:
+        if line.code and not line.own_comment and (not run or run[-1].indent == line.indent):
+            run.append(line)
+            continue
+        flush()
+        if line.code and not line.own_comment:
+            run.append(line)
+        else:
+            out.append(line.indent + line.code if line.code else "")
+    flush()
+    return "\n".join(out) + "\n"
+
+
+# --- blocks --------------------------------------------------------------------------
+
+
+def _hw_entries(items: list[Operation]) -> list[tuple[str, Operation]]:
+    """Fields (and levels) of a hardware block, one a line, with `;` where the next key would not read as a name.
+
+    After a unit-less value a key spelled like a unit would be its unit;
+    after any field a key `cache` or `dram` would start a level (the
+    parser's states after a field are shared by all hardware blocks, so
+    even inside a `cache { ... }` the lexer reads the keyword).
+    """
+    entries = []
+    for item, after in zip(items, items[1:] + [None]):
+        if not isinstance(item, d.HwFieldOp):
+            entries.append(("", item))
+            continue
+        close = isinstance(after, d.HwFieldOp) and (
+            after.key.data in HW_LEVEL_WORDS or (item.unit is None and _reads_as_unit(after.key.data))
+        )
+        entries.append((format_hw_field(item) + (";" if close else ""), item))
+    return entries
+
+
+def _hw_level(w: _Writer, indent: str, op: d.HwLevelOp) -> None:
+    head = "dram" if op.is_dram else f"cache {op.level.data}"
+    fields = list(op.body.block.ops)
+    for f in fields:
+        if not isinstance(f, d.HwFieldOp):
+            raise DesignPrintError(f"'{f.name}' cannot appear in a memory level")
+    opened, closed = w.attached(op, "open"), w.attached(op, "close")
+    entries = _hw_entries(fields)
+    if not any(w.attached(f) for f in fields) and opened.trailing is None and not closed.leading:
+        entries = [(format_hw_field(f), f) for f in fields]  # type: ignore[arg-type]
+    w.block(indent, head, opened, closed, entries, one_line="; ")
+
+
+def _hardware(w: _Writer, indent: str, op: d.HardwareOp) -> None:
     head = "hardware" if op.hw_name is None else f"hardware {op.hw_name.data}"
     items = list(op.body.block.ops)
-    if not items:
-        return [f"{indent}{head} {{}}"]
-    lines = [f"{indent}{head} {{"]
-    inner = indent + INDENT
-    for item, after in zip(items, items[1:] + [None]):
-        if isinstance(item, d.HwFieldOp):
-            sep = ";" if item.unit is None and isinstance(after, d.HwFieldOp) and _unit_prefixed(after.key.data) else ""
-            lines.append(inner + format_hw_field(item) + sep)
-        elif isinstance(item, d.HwLevelOp):
-            head = "dram" if item.is_dram else f"cache {item.level.data}"
-            fields = []
-            for f in item.body.block.ops:
-                if not isinstance(f, d.HwFieldOp):
-                    raise DesignPrintError(f"'{f.name}' cannot appear in a memory level")
-                fields.append(format_hw_field(f))
-            body = f"{{ {'; '.join(fields)} }}" if fields else "{}"
-            lines.append(f"{inner}{head} {body}")
-        else:
+    for item in items:
+        if not isinstance(item, (d.HwFieldOp, d.HwLevelOp)):
             raise DesignPrintError(f"'{item.name}' cannot appear in a hardware block")
-    lines.append(f"{indent}}}")
-    return lines
+    opened, closed = w.attached(op, "open"), w.attached(op, "close")
+    if not items:
+        w.block(indent, head, opened, closed, [])
+        return
+    w.leading(indent, opened)
+    w.code(indent, f"{head} {{", opened.trailing)
+    inner = indent + INDENT
+    for text, item in _hw_entries(items):
+        if isinstance(item, d.HwLevelOp):
+            _hw_level(w, inner, item)
+        else:
+            w.piece(inner, text, item)
+    w.own_comments(inner, closed.leading)
+    w.code(indent, "}", closed.trailing)
+
+
+def hardware_lines(op: d.HardwareOp, indent: str = "") -> list[str]:
+    """The lines of a hardware block (without comments)."""
+    w = _Writer(None)
+    _hardware(w, indent, op)
+    return _render(w.lines).rstrip("\n").split("\n")
+
+
+def _layout_entries(group: list[d.LayoutOp]) -> list[tuple[str, Operation]]:
+    """Layout entries, one a line; `;` ends an entry without `align N` before an entry named like a layout keyword.
+
+    After `A : row_major` the lexer would read a next entry `align : ...`
+    (or `order`, `row_major`, `col_major` after `A :`) as the keyword.
+    """
+    entries: list[tuple[str, Operation]] = []
+    for entry, after in zip(group, [*group[1:], None]):
+        close = entry.align is None and after is not None and after.tensor.data in LAYOUT_WORDS
+        entries.append((format_layout(entry) + (";" if close else ""), entry))
+    return entries
+
+
+def _schedule(w: _Writer, indent: str, op: d.ScheduleOp) -> None:
+    entries = [(format_directive(x), x) for x in op.body.block.ops]
+    w.block(indent, f"schedule {op.stage.data}", w.attached(op, "open"), w.attached(op, "close"), entries)
 
 
 # --- documents -------------------------------------------------------------------
@@ -380,74 +566,99 @@ def _category(op: Operation) -> str:
     return op.name
 
 
-def _groups(ops: list[Operation]) -> list[list[Operation]]:
-    """Ops in order, runs of sizes / layout entries / assumptions together."""
+def _groups(ops: list[Operation], w: _Writer) -> list[list[Operation]]:
+    """Ops in order, runs of sizes / layout entries / assumptions together.
+
+    A run is cut where the source closed one block and opened the next
+    with a comment at the seam, so that the comment keeps its place.
+    """
     groups: list[list[Operation]] = []
     for op in ops:
-        if groups and any(isinstance(op, g) and isinstance(groups[-1][0], g) for g in _GROUPED):
+        same = groups and any(isinstance(op, g) and isinstance(groups[-1][0], g) for g in _GROUPED)
+        seam = same and (w.attached(groups[-1][-1], "group_close") or w.attached(op, "group_open"))
+        if same and not seam:
             groups[-1].append(op)
         else:
             groups.append([op])
     return groups
 
 
-def _group_lines(group: list[Operation], indent: str) -> list[str]:
+def _group(w: _Writer, group: list[Operation], indent: str) -> None:
     op = group[0]
-    inner = indent + INDENT
+    opened, closed = w.attached(group[0], "group_open"), w.attached(group[-1], "group_close")
     if isinstance(op, d.SizeOp):
-        return [f"{indent}sizes {{ {', '.join(format_size(s) for s in group)} }}"]  # type: ignore[arg-type]
-    if isinstance(op, d.LayoutOp):
-        return [f"{indent}layout {{", *(inner + format_layout(e) for e in group), f"{indent}}}"]  # type: ignore[arg-type]
-    if isinstance(op, d.ASSUME_OPS):
-        return [f"{indent}assume {{ {'; '.join(format_assumption(a) for a in group)} }}"]
-    if isinstance(op, d.DocOp):
-        return [f"{indent}doc {escape_string(op.text.data)}"]
-    if isinstance(op, d.TensorOp):
-        return [indent + format_tensor(op)]
-    if isinstance(op, d.StmtOp):
-        return [indent + format_statement(op)]
-    if isinstance(op, d.NamedOp):
-        return [indent + format_named(op)]
-    if isinstance(op, d.ScheduleOp):
-        directives = [format_directive(x) for x in op.body.block.ops]
-        if not directives:
-            return [f"{indent}schedule {op.stage.data} {{}}"]
-        return [f"{indent}schedule {op.stage.data} {{", *(inner + x for x in directives), f"{indent}}}"]
-    if isinstance(op, d.HardwareRefOp):
-        return [f"{indent}hardware {op.ref.data}"]
-    if isinstance(op, d.HardwareOp):
-        return hardware_lines(op, indent)
-    if isinstance(op, d.MetricOp):
-        return [f"{indent}metric {op.metric.data}"]
-    raise DesignPrintError(f"'{op.name}' cannot appear in a design document")
+        w.block(indent, "sizes", opened, closed, [(format_size(s), s) for s in group], one_line=", ")  # type: ignore[arg-type]
+    elif isinstance(op, d.LayoutOp):
+        w.block(indent, "layout", opened, closed, _layout_entries(group))  # type: ignore[arg-type]
+    elif isinstance(op, d.ASSUME_OPS):
+        w.block(indent, "assume", opened, closed, [(format_assumption(a), a) for a in group], one_line="; ")
+    elif isinstance(op, d.DocOp):
+        w.piece(indent, f"doc {escape_string(op.text.data)}", op)
+    elif isinstance(op, d.TensorOp):
+        w.piece(indent, format_tensor(op), op)
+    elif isinstance(op, d.StmtOp):
+        w.piece(indent, format_statement(op), op)
+    elif isinstance(op, d.NamedOp):
+        w.piece(indent, format_named(op), op)
+    elif isinstance(op, d.ScheduleOp):
+        _schedule(w, indent, op)
+    elif isinstance(op, d.HardwareRefOp):
+        w.piece(indent, f"hardware {op.ref.data}", op)
+    elif isinstance(op, d.HardwareOp):
+        _hardware(w, indent, op)
+    elif isinstance(op, d.MetricOp):
+        w.piece(indent, f"metric {op.metric.data}", op)
+    else:
+        raise DesignPrintError(f"'{op.name}' cannot appear in a design document")
+
+
+def _design(w: _Writer, op: d.DesignOp) -> None:
+    opened, closed = w.attached(op, "open"), w.attached(op, "close")
+    w.leading("", opened)
+    w.code("", f"design {op.sym_name.data} {{", opened.trailing)
+    previous: str | None = None
+    for group in _groups(list(op.body.block.ops), w):
+        category = _category(group[0])
+        if previous is not None and category != previous:
+            w.blank()
+        previous = category
+        _group(w, group, INDENT)
+    w.own_comments(INDENT, closed.leading)
+    w.code("", "}", closed.trailing)
 
 
 def design_lines(op: d.DesignOp) -> list[str]:
-    lines = [f"design {op.sym_name.data} {{"]
-    previous: str | None = None
-    for group in _groups(list(op.body.block.ops)):
-        category = _category(group[0])
-        if previous is not None and category != previous:
-            lines.append("")
-        previous = category
-        lines.extend(_group_lines(group, INDENT))
-    lines.append("}")
-    return lines
+    """The lines of a design document (without comments)."""
+    w = _Writer(None)
+    _design(w, op)
+    return _render(w.lines).rstrip("\n").split("\n")
 
 
-def print_design(ir: ModuleOp | d.DesignOp | d.HardwareOp) -> str:
-    """Canonical `.design` (or `.hw`) text of a design document (or hardware description)."""
-    if isinstance(ir, d.DesignOp):
-        return "\n".join(design_lines(ir)) + "\n"
-    if isinstance(ir, d.HardwareOp):
-        return "\n".join(hardware_lines(ir)) + "\n"
-    if not isinstance(ir, ModuleOp):
-        raise DesignPrintError(f"cannot print '{ir.name}' as a design document")
-    chunks = []
-    for op in ir.body.block.ops:
-        if not isinstance(op, (d.DesignOp, d.HardwareOp)):
+def print_design(ir: ModuleOp | d.DesignOp | d.HardwareOp, comments: DocumentComments | None = None) -> str:
+    """Canonical `.design` (or `.hw`) text of a design document (or hardware description).
+
+    With `comments` (`irkit.frontend.comments.read_comments`, or
+    `irkit.frontend.document.parse_document`), every comment is printed
+    at the piece it is attached to: its own lines before it, or the end of
+    its line; the comments after the last piece end the text.
+    """
+    w = _Writer(comments)
+    tops = [ir] if isinstance(ir, (d.DesignOp, d.HardwareOp)) else None
+    if tops is None:
+        if not isinstance(ir, ModuleOp):
+            raise DesignPrintError(f"cannot print '{ir.name}' as a design document")
+        tops = list(ir.body.block.ops)
+        if not tops:
+            raise DesignPrintError("the module holds no design document")
+    for i, op in enumerate(tops):
+        if i:
+            w.lines.append(_Line(""))
+        if isinstance(op, d.DesignOp):
+            _design(w, op)
+        elif isinstance(op, d.HardwareOp):
+            _hardware(w, "", op)
+        else:
             raise DesignPrintError(f"'{op.name}' is neither a design nor a hardware description")
-        chunks.append(print_design(op))
-    if not chunks:
-        raise DesignPrintError("the module holds no design document")
-    return "\n".join(chunks)
+    if comments is not None:
+        w.own_comments("", comments.tail)
+    return _render(w.lines)

@@ -17,6 +17,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from irkit.diagnostics import Diagnostic, error
 from irkit.frontend.grammar import design_parser
+from irkit.frontend.keywords import keyword_collision
 
 # Readable names for the grammar's pattern terminals.
 _FRIENDLY = {
@@ -214,6 +215,11 @@ def parse_syntax(text: str, filename: str, start: str = "start") -> SyntaxResult
             return False
         tok = exc.token
         ip = exc.interactive_parser
+        collision = keyword_collision(text, tok, ip)  # a name the lexer read as a keyword: say so, at the word
+        if collision is not None:
+            result.only_missing_braces = False
+            result.diagnostics.append(error(collision.message, filename, collision.line, collision.col))
+            return False
         if tok.type == "$END":
             line, col = _end_position(text)
         else:

@@ -87,40 +87,6 @@ def _check(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-# ------------------------------------------------------------------ fmt
-
-
-def _add_fmt(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("fmt", help="print a design document in canonical form")
-    p.add_argument("file", metavar="FILE", help=".design or .hw file ('-' = stdin)")
-    p.set_defaults(handler=_fmt)
-
-
-def _fmt(args: argparse.Namespace) -> int:
-    from irkit.frontend import parse_design
-
-    try:
-        from irkit.backends.design_text import print_design
-    except ImportError as exc:
-        raise UsageError(f"fmt is not available: {exc}") from None
-    text, name = _read_document(args.file)
-    sources = SourceManager()
-    sources.add(name, text)
-    try:
-        # Formatting needs a well-formed document, not a semantically valid one.
-        module = parse_design(text, name, check=False)
-    except DiagnosticError as exc:
-        _print_diagnostics(exc.diagnostics, sources, "text")
-        return EXIT_INPUT if any(d.severity == "error" for d in exc.diagnostics) else EXIT_OK
-    except Exception as exc:
-        raise InternalError(f"internal error in the design frontend: {type(exc).__name__}: {exc}", exc) from exc
-    try:
-        sys.stdout.write(print_design(module))
-    except Exception as exc:
-        raise InternalError(f"internal error in the design printer: {type(exc).__name__}: {exc}", exc) from exc
-    return EXIT_OK
-
-
 # ------------------------------------------------------------------ run
 
 
@@ -186,7 +152,7 @@ def _tool(name: str) -> Callable[[argparse._SubParsersAction], None]:
 
 SUBCOMMANDS: dict[str, Callable[[argparse._SubParsersAction], None]] = {
     "check": _add_check,
-    "fmt": _add_fmt,
+    "fmt": _tool("fmt"),
     "run": _add_run,
     "calibrate": _tool("calibrate"),
     "predict": _tool("predict"),

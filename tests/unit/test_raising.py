@@ -56,7 +56,7 @@ def run(main, capsys, *argv: str) -> tuple[int, str, str]:
 
 
 def fmt(capsys, path: str) -> str:
-    status, out, err = run(irkit_main, capsys, "fmt", path)
+    status, out, err = run(irkit_main, capsys, "fmt", "--strip-comments", path)
     assert status == 0, err
     return out
 
@@ -122,7 +122,8 @@ def test_acceptance_command_prints_blur_back():
         cwd=ROOT, capture_output=True, text=True, check=False,
     )  # fmt: skip
     formatted = subprocess.run(
-        [tools["irkit"], "fmt", "examples/blur.design"], cwd=ROOT, capture_output=True, text=True, check=False
+        [tools["irkit"], "fmt", "--strip-comments", "examples/blur.design"],
+        cwd=ROOT, capture_output=True, text=True, check=False,
     )
     assert raised.returncode == 0 and raised.stderr == "", raised.stderr
     assert formatted.returncode == 0, formatted.stderr
