@@ -136,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
     inputs = load_inputs(args.inputs, kernel) if args.inputs else kernel.random_inputs(seed=args.seed)
     outputs = kernel(**inputs)
     report: dict = {
-        "document": args.file,
+        "document": name,
         "kernel": kernel.name,
         "sizes": resolved,
         "threads": int(os.environ.get("OMP_NUM_THREADS", os.cpu_count() or 1)),
