@@ -664,3 +664,78 @@ def stage_schedule(
         elif kind == "compute_root":
             out.append("compute_root")
     return out
+
+
+# --- schedules of statements whose loops are known (test_checker_soundness) -------------
+
+SCHEDULE_KINDS = (
+    "split", "split", "tile", "reorder", "parallel", "vectorize", "unroll", "unroll_jam", "pack", "pack",
+    "compute_at", "compute_root",
+)  # fmt: skip
+
+
+@st.composite
+def stage_schedule(
+    draw, loops: list[str], reads: list[str], consumers: dict[str, list[str]]
+) -> list[str]:
+    """Random directives (text lines) for one stage whose loops are `loops`: legal or not.
+
+    The directives are replayed on the loop names as they are drawn, so that
+    most name loops that exist at that point (split and tile make new ones);
+    a few name loops that do not, to keep "unknown loop" in the mix.  `pack`
+    names a tensor the stage reads (mostly), `compute_at` a stage of
+    `consumers` (stage -> its unscheduled loops).  Factors are small and
+    sometimes 1 or beyond the extents; nothing checks legality here, that is
+    what the property is about.
+    """
+    nest = list(loops)
+    out: list[str] = []
+    fresh = iter(range(1, 100))
+
+    def loop() -> str:
+        if nest and draw(st.integers(0, 11)):
+            return draw(st.sampled_from(nest))
+        return draw(index_vars)
+
+    factor = st.one_of(st.integers(1, 8), st.sampled_from([16, 32, 48, 64, 256]))
+    for _ in range(draw(st.integers(1, 6))):
+        kind = draw(st.sampled_from(SCHEDULE_KINDS))
+        if kind == "split":
+            v, n = loop(), next(fresh)
+            out.append(f"split {v} by {draw(factor)} -> {v}{n}o, {v}{n}i")
+            if v in nest:
+                pos = nest.index(v)
+                nest[pos : pos + 1] = [f"{v}{n}o", f"{v}{n}i"]
+        elif kind == "tile" and len(nest) >= 2:
+            tiled = draw(st.lists(st.sampled_from(nest), min_size=2, max_size=2, unique=True))
+            n = next(fresh)
+            outer, inner = [f"{v}{n}o" for v in tiled], [f"{v}{n}i" for v in tiled]
+            factors = ", ".join(str(draw(factor)) for _ in tiled)
+            out.append(f"tile {', '.join(tiled)} by {factors} -> {', '.join(outer + inner)}")
+            first = min(nest.index(v) for v in tiled)
+            rest = [v for v in nest if v not in tiled]
+            nest = rest[:first] + outer + inner + rest[first:]
+        elif kind == "reorder" and len(nest) >= 2:
+            named = draw(st.lists(st.sampled_from(nest), min_size=2, max_size=len(nest), unique=True))
+            positions = sorted(nest.index(v) for v in named)
+            for p, v in zip(positions, named):
+                nest[p] = v
+            out.append(f"reorder {', '.join(named)}")
+        elif kind == "parallel":
+            out.append(f"parallel {loop()}")
+        elif kind == "vectorize":
+            innermost = nest[-1] if nest and draw(st.integers(0, 3)) else loop()
+            width = draw(st.sampled_from(["", " by 4", " by 8", " by 16"]))
+            out.append(f"vectorize {innermost}{width}")
+        elif kind in ("unroll", "unroll_jam"):
+            out.append(f"{kind} {loop()} by {draw(st.integers(1, 8))}")
+        elif kind == "pack":
+            tensor = draw(st.sampled_from(reads)) if reads and draw(st.integers(0, 5)) else draw(names)
+            out.append(f"pack {tensor} at {loop()}")
+        elif kind == "compute_at" and consumers:
+            stage = draw(st.sampled_from(sorted(consumers)))
+            target = draw(st.sampled_from(consumers[stage])) if consumers[stage] else draw(index_vars)
+            out.append(f"compute_at {stage}.{target}")
+        elif kind == "compute_root":
+            out.append("compute_root")
+    return out
