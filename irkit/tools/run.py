@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from irkit.diagnostics import Diagnostic, DiagnosticError
+from irkit.progress import phase
 
 # Warm-up before timing: the first call pays for page faults and thread start;
 # a second warm-up run is added when a call is short enough to be cheap.
@@ -122,8 +123,10 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(kernel.ir("loop") + "\n")
         return EXIT_OK
     resolved = kernel.resolve_sizes()
-    inputs = load_inputs(args.inputs, kernel) if args.inputs else kernel.random_inputs(seed=args.seed)
-    outputs = kernel(**inputs)
+    with phase("inputs"):
+        inputs = load_inputs(args.inputs, kernel) if args.inputs else kernel.random_inputs(seed=args.seed)
+    with phase("run"):
+        outputs = kernel(**inputs)
     report: dict = {
         "document": args.file,
         "kernel": kernel.name,
@@ -135,7 +138,8 @@ def run(args: argparse.Namespace) -> int:
     ok = True
     if args.check:
         try:
-            expected = kernel.reference(inputs)
+            with phase("numpy reference"):
+                expected = kernel.reference(inputs)
         except ReferenceEvalError as exc:  # the document's (or a plugin's) semantics, not a bug of irkit
             raise DiagnosticError(
                 [Diagnostic("error", f"--check: the numpy reference cannot evaluate the document: {exc}", args.file)]
