@@ -664,3 +664,108 @@ def stage_schedule(
         elif kind == "compute_root":
             out.append("compute_root")
     return out
+
+
+# ---- chains of matmuls (and matrix-vector products) with register blocks and packs -------------
+#
+# Loops are named the natural way in every stage (`i, j, k`, split into `io, ii` ...), so names
+# repeat across stages: what raising recovers must go to the stage whose loops it read.
+
+
+@st.composite
+def _split_nest(draw, loops: list[str], reductions: set[str], factor) -> tuple[list[str], list[str], set[str]]:
+    """(split/tile/reorder directives, the final loop order, reduction loops) of one stage."""
+    out: list[str] = []
+    nest = list(loops)
+    reduction = set(reductions)
+    outer_of: dict[str, str] = {}
+    points = [v for v in loops if v not in reductions]
+    if len(points) == 2 and draw(st.booleans()):
+        a, b = points
+        out.append(f"tile {a}, {b} by {draw(factor)}, {draw(factor)} -> {a}o, {b}o, {a}i, {b}i")
+        nest = [f"{a}o", f"{b}o", f"{a}i", f"{b}i"] + [v for v in nest if v not in points]
+        outer_of.update({f"{a}i": f"{a}o", f"{b}i": f"{b}o"})
+    else:
+        for v in loops:
+            if draw(st.integers(0, 2)) == 0:
+                out.append(f"split {v} by {draw(factor)} -> {v}o, {v}i")
+                pos = nest.index(v)
+                nest[pos : pos + 1] = [f"{v}o", f"{v}i"]
+                outer_of[f"{v}i"] = f"{v}o"
+                if v in reduction:
+                    reduction |= {f"{v}o", f"{v}i"}
+    if any(v in reductions for v in loops) and all(f"{v}o" not in nest for v in reductions):
+        for v in sorted(reductions):
+            if v in nest and draw(st.booleans()):
+                out.append(f"split {v} by {draw(factor)} -> {v}o, {v}i")
+                pos = nest.index(v)
+                nest[pos : pos + 1] = [f"{v}o", f"{v}i"]
+                outer_of[f"{v}i"] = f"{v}o"
+                reduction |= {f"{v}o", f"{v}i"}
+    order = list(draw(st.permutations(nest)))
+    for inner, outer in outer_of.items():  # every inner loop inside its outer loop
+        i, o = order.index(inner), order.index(outer)
+        if i < o:
+            order[i], order[o] = order[o], order[i]
+    if order != nest:
+        out.append(f"reorder {', '.join(order)}")
+    return out, order, reduction
+
+
+@st.composite
+def blocked_stage_schedule(draw, loops: list[str], reductions: set[str], reads: list[str]) -> list[str]:
+    """A stage's schedule: splits or a tile, a reorder, sometimes parallel / vectorize / unroll
+    marks, then (in either order) an `unroll_jam` of a point loop that is not innermost and a
+    `pack` of a tensor the stage reads.  Factors need not divide the sizes (remainders, tails)."""
+    factor = st.integers(2, 17)
+    out, order, reduction = draw(_split_nest(loops, reductions, factor))
+    if order[0] not in reduction and draw(st.integers(0, 3)) == 0:
+        out.append(f"parallel {order[0]}")
+    if draw(st.integers(0, 3)) == 0:
+        out.append(f"vectorize {order[-1]} by {draw(st.sampled_from([4, 8]))}")
+    if len(order) > 2 and draw(st.integers(0, 4)) == 0:
+        out.append(f"unroll {draw(st.sampled_from(order[:-1]))} by {draw(st.integers(2, 4))}")
+    last: list[str] = []
+    points = [v for v in order[:-1] if not v.endswith("o")]
+    if points and draw(st.integers(0, 3)):
+        last.append(f"unroll_jam {draw(st.sampled_from(points))} by {draw(st.integers(2, 7))}")
+    if draw(st.booleans()):
+        last.append(f"pack {draw(st.sampled_from(reads))} at {draw(st.sampled_from(order))}")
+    return out + list(draw(st.permutations(last)))
+
+
+@st.composite
+def matmul_chain_documents(draw) -> str:
+    """Two or three chained matmuls (`T = A@B; D = T@C`, or 3mm: `E = A@B; F = C@D; G = E@F`),
+    or two chained matrix-vector products (1-D outputs), each stage scheduled at random by
+    `blocked_stage_schedule`, at small sizes that the factors rarely divide."""
+    kind = draw(st.sampled_from(["mm2", "mm3", "mv2"]))
+    if kind == "mv2":
+        sizes = ["M", "N", "K"]
+        tensors = ["A : f32[K, N] input", "x : f32[N] input", "B : f32[M, K] input", "t : f32[K] temp",
+                   "y : f32[M] output"]  # fmt: skip
+        stages = [("t", "t[i] += A[i, j] * x[j]", ["A", "x"]), ("y", "y[i] += B[i, j] * t[j]", ["B", "t"])]
+        loops, reductions = ["i", "j"], {"j"}
+    else:
+        three = kind == "mm3"
+        sizes = ["M", "N", "K", "L", "P"] if three else ["M", "N", "K", "L"]
+        if three:
+            tensors = ["A : f32[M, K] input", "B : f32[K, N] input", "C : f32[N, L] input", "D : f32[L, P] input",
+                       "E : f32[M, N] temp", "F : f32[N, P] temp", "G : f32[M, P] output"]  # fmt: skip
+            stages = [("E", "E[i, j] += A[i, k] * B[k, j]", ["A", "B"]), ("F", "F[i, j] += C[i, k] * D[k, j]",
+                      ["C", "D"]), ("G", "G[i, j] += E[i, k] * F[k, j]", ["E", "F"])]  # fmt: skip
+        else:
+            tensors = ["A : f32[M, K] input", "B : f32[K, N] input", "C : f32[N, L] input", "T : f32[M, N] temp",
+                       "D : f32[M, L] output"]  # fmt: skip
+            stages = [("T", "T[i, j] += A[i, k] * B[k, j]", ["A", "B"]), ("D", "D[i, j] += T[i, k] * C[k, j]",
+                      ["T", "C"])]  # fmt: skip
+        loops, reductions = ["i", "j", "k"], {"k"}
+    values = ", ".join(f"{s} = {draw(st.integers(5, 40))}" for s in sizes)
+    lines = [f"design {kind} {{", f"  sizes {{ {values} }}"]
+    lines += [f"  tensor {t}" for t in tensors]
+    lines += [f"  {statement}" for _, statement, _ in stages]
+    for stage, _, reads in stages:
+        directives = draw(blocked_stage_schedule(loops, reductions, reads))
+        if directives:
+            lines.append(f"  schedule {stage} {{ {'; '.join(directives)} }}")
+    return "\n".join(lines) + "\n}\n"
