@@ -23,6 +23,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from irkit.diagnostics import Diagnostic, DiagnosticError
+from irkit.progress import phase
 
 LEVELS = ("design", "tensorop", "loop")
 
@@ -139,8 +140,9 @@ def lower(module: ModuleOp) -> dict[str, ModuleOp]:
     current = module.clone()
     passes = lowering_pipeline()
     for i, p in enumerate(passes):
-        p.apply(ctx, current)
-        current.verify()
+        with phase(p.name):
+            p.apply(ctx, current)
+            current.verify()
         if isinstance(p, LowerDesignPass):
             levels["tensorop"] = current.clone()
         if i == len(passes) - 1:
@@ -174,13 +176,16 @@ def compile(
 
     load_installed_plugins()  # named operations of installed packages (irkit.plugins entry points)
     text, name = read_document(path_or_text, name)
-    module = parse_design(text, name)
+    with phase("check"):
+        module = parse_design(text, name)
     document_sizes(module, sizes)  # sizes that do not fit the document fail before anything is built
     hardware = load_hardware(hw, name) if hw is not None else None
     levels = lower(module)
-    source = emit_c(levels["loop"])
+    with phase("emit C"):
+        source = emit_c(levels["loop"])
     (kernel_func,) = find_kernels(levels["loop"])
-    compiled = CompiledKernel(kernel_func, compile_and_load(source, cflags))
+    with phase("build C"):
+        compiled = CompiledKernel(kernel_func, compile_and_load(source, cflags))
     kernel = Kernel(compiled.name, levels, source, dict(sizes or {}), hardware, compiled)
     kernel.resolve_sizes()  # unknown or non-positive sizes fail here, not at the first call
     return kernel

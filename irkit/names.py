@@ -16,7 +16,8 @@ pasted into C as identifiers, so each is checked first.  A usable name
   called `INFINITY` would silently change what the C means.
 
 `name_problem(name)` says what is wrong with a name (None if nothing);
-`check_name` raises a `DiagnosticError` located at an op.
+`name_diagnostic` makes the located error (the checker reports it, so that
+`irkit check` refuses what the C backend would), and `check_name` raises it.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import re
 
 from xdsl.ir import Operation
 
-from irkit.diagnostics import DiagnosticError, at_op
+from irkit.diagnostics import Diagnostic, DiagnosticError, at_op
 
 MAX_LENGTH = 63
 RESERVED_PREFIX = "irkit_"
@@ -120,10 +121,18 @@ def is_c_name(name: str) -> bool:
     return name_problem(name) is None
 
 
+def name_diagnostic(name: str, what: str, op: Operation, focus: str | None = None) -> Diagnostic | None:
+    """The error at `op` saying why `what` (e.g. "tensor") cannot be called `name`, or None."""
+    problem = name_problem(name)
+    if problem is None:
+        return None
+    shown = name if len(name) <= 80 else name[:77] + "..."
+    return at_op("error", f"{what} name {shown!r} cannot be used in C: {problem}", op, focus=focus or name)
+
+
 def check_name(name: str, what: str, op: Operation) -> str:
     """`name`, or a `DiagnosticError` at `op` saying why `what` (e.g. "tensor") cannot be called that."""
-    problem = name_problem(name)
-    if problem is not None:
-        shown = name if len(name) <= 80 else name[:77] + "..."
-        raise DiagnosticError([at_op("error", f"{what} name {shown!r} cannot be used in C: {problem}", op, focus=name)])
+    diag = name_diagnostic(name, what, op)
+    if diag is not None:
+        raise DiagnosticError([diag])
     return name

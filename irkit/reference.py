@@ -1023,17 +1023,18 @@ class _BufferPool:
     """Buffers of dead temporaries, handed out again: fresh pages are slow to fault in on large tensors."""
 
     def __init__(self) -> None:
-        self.free: list[np.ndarray] = []
+        self.free: dict[int, list[np.ndarray]] = {}  # by size in bytes: a take costs O(1)
 
     def give(self, arr: np.ndarray) -> None:
-        self.free.append(arr)
+        if arr.flags.c_contiguous:
+            self.free.setdefault(arr.nbytes, []).append(arr)
 
     def take(self, decl: _TensorDecl) -> np.ndarray:
         dt = np.dtype(NUMPY_DTYPES[decl.dtype])
         nbytes = math.prod(decl.shape) * dt.itemsize
-        for k, arr in enumerate(self.free):
-            if arr.nbytes == nbytes and arr.flags.c_contiguous:
-                return self.free.pop(k).view(dt).reshape(decl.shape)
+        same = self.free.get(nbytes)
+        if same:
+            return same.pop().view(dt).reshape(decl.shape)
         return np.empty(decl.shape, dtype=dt)
 
 
@@ -1065,6 +1066,9 @@ def evaluate_design(
     arrays: dict[str, np.ndarray] = dict(_bind_inputs(decls, inputs))
     stages = [op for op in design.body.block.ops if isinstance(op, (d.StmtOp, d.NamedOp))]
     last_read = {name: k for k, op in enumerate(stages) for name in _stage_reads(op)}
+    dying: dict[int, list[str]] = {}  # stage -> the temps it reads for the last time
+    for name, k in last_read.items():
+        dying.setdefault(k, []).append(name)
     pool = _BufferPool()
     with np.errstate(all="ignore"):
         for k, op in enumerate(stages):
@@ -1089,9 +1093,10 @@ def evaluate_design(
                 out = np.ascontiguousarray(named_op(spec.name, [arrays[n] for n in op.operand_names], params, dt))
                 _check_named_shape(target, out.shape, decl.shape)  # a fresh array: used as it is, no copy
             arrays[target] = out
-            if not include_temps:  # free temps nobody reads any more
-                for name, decl_ in decls.items():
-                    if decl_.role == "temp" and name in arrays and last_read.get(name, -1) <= k:
+            if not include_temps:  # free temps nobody reads any more (per stage: linear in the document)
+                for name in (*dying.get(k, ()), target):
+                    decl_ = decls.get(name)
+                    if decl_ is not None and decl_.role == "temp" and name in arrays and last_read.get(name, -1) <= k:
                         pool.give(arrays.pop(name))
     return {
         name: arrays[name]

@@ -88,7 +88,7 @@ from xdsl.ir.affine import (
     AffineSymExpr,
 )
 
-from irkit.backends import c_math, c_simd
+from irkit.backends import c_math, c_outline, c_simd
 from irkit.diagnostics import Diagnostic, DiagnosticError, at_op
 from irkit.dialects.loop import AllocOp, ForOp, FreeOp, LoadOp, StoreOp, linear_form, store_depends_on
 from irkit.kernel_abi import DTYPE_OF, kernel_args, layout_order
@@ -493,6 +493,7 @@ class KernelEmitter:
         self.redirect: dict[StoreOp, str] = {}  # stores written elsewhere (a streaming chunk)
         self.fence_in: set[ForOp] = set()  # loops whose body ends with `irkit_stream_fence()`
         self.simd = c_simd.SimdEmitter(self)  # explicit vector loops and register tiles
+        self.top_starts: list[tuple[int, bool]] = []  # (index in lines, is a loop nest)
 
     # ---- diagnostics and names
     def fail(self, message: str, op: Operation) -> DiagnosticError:
@@ -670,11 +671,18 @@ class KernelEmitter:
         for item in reversed(self.lines):  # the entry block renders last: the others mark what it needs
             if isinstance(item, _Deferred):
                 rendered[id(item)] = item.render()
+        positions: list[int] = []  # line of the body where each item starts
         for item in self.lines:
+            positions.append(len(body))
             if isinstance(item, _Deferred):
                 body.extend(rendered[id(item)])
             else:
                 body.append(item)
+        positions.append(len(body))
+        ends = [s for s, _ in self.top_starts[1:]] + [len(self.lines)]
+        nests = [(positions[s], positions[e]) for (s, loop), e in zip(self.top_starts, ends) if loop]
+        parts, body = c_outline.outline(c_symbol(kname), params, body, nests)  # big kernels only
+        out[0:0] = parts
         out.extend(body)
         out.append("}")
         return out
@@ -742,6 +750,8 @@ class KernelEmitter:
         for op in block.ops:
             if op in self.skip or op not in self.live:
                 continue
+            if block is self.kernel.body.block:  # where each top-level op's lines start (c_outline)
+                self.top_starts.append((len(self.lines), isinstance(op, ForOp)))
             if self.simd.emit_op(op, indent):
                 continue
             if isinstance(op, ForOp):

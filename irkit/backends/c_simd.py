@@ -45,7 +45,7 @@ index is the loop variable plus a constant multiple of `W` once the loop
 starts (`acc[jv - jr]` in a loop from `jr`), or elsewhere at constant
 indices, becomes one vector variable per `W` elements (`C_acc_0`, `C_acc_1`)
 that gcc keeps in registers; a constant-index access outside a vector loop
-reads or writes one lane (`C_acc_1[3]`).  Any other local is a C array.
+reads or writes one lane (`C_acc_1[3]`).  Any other local is a flat C array.
 """
 
 from __future__ import annotations
@@ -388,8 +388,12 @@ class SimdEmitter:
             em.values[op.result] = name
             return
         var = em.fresh(name)
-        dims = "".join(f"[{n}]" for n in shape)
-        em.emit(indent, f"{ctype} {var}{dims};")
+        count = 1
+        for n in shape:
+            count *= n
+        # One flat C array: accesses are addressed row-major through `make_buffer`'s strides
+        # (`C_acc0[2*r + c]`), so a `[16][2]` declaration would make `C_acc0[..]` a row.
+        em.emit(indent, f"{ctype} {var}[{count}];")
         buf = em.make_buffer(var, memref, AffineMap(0, 0, tuple(AffineExpr.constant(n) for n in shape)), [], op)
         em.buffers[op.result] = buf
         em.values[op.result] = var

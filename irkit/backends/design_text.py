@@ -434,7 +434,9 @@ class _Writer:
             self.code(indent, f"{header} {{}}", closed.trailing)
             return
         if not inner_comments and one_line is not None:
-            self.code(indent, f"{header} {{ {one_line.join(text for text, _ in entries)} }}", closed.trailing)
+            # The `;` that ends an entry a line before a name that would read as a keyword is the separator here.
+            texts = [text.removesuffix(";") for text, _ in entries]
+            self.code(indent, f"{header} {{ {one_line.join(texts)} }}", closed.trailing)
             return
         self.code(indent, f"{header} {{", opened.trailing)
         inner = indent + INDENT
@@ -497,11 +499,7 @@ def _hw_level(w: _Writer, indent: str, op: d.HwLevelOp) -> None:
     for f in fields:
         if not isinstance(f, d.HwFieldOp):
             raise DesignPrintError(f"'{f.name}' cannot appear in a memory level")
-    opened, closed = w.attached(op, "open"), w.attached(op, "close")
-    entries = _hw_entries(fields)
-    if not any(w.attached(f) for f in fields) and opened.trailing is None and not closed.leading:
-        entries = [(format_hw_field(f), f) for f in fields]  # type: ignore[arg-type]
-    w.block(indent, head, opened, closed, entries, one_line="; ")
+    w.block(indent, head, w.attached(op, "open"), w.attached(op, "close"), _hw_entries(fields), one_line="; ")
 
 
 def _hardware(w: _Writer, indent: str, op: d.HardwareOp) -> None:

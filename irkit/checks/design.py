@@ -2,13 +2,19 @@
 
 It reads only IR (op locations give the source positions) and returns a
 list of diagnostics instead of stopping at the first: undefined names,
-rank and shape mismatches, left-hand indices that no loop binds,
-reductions written with `=`, outputs never written and temps never read,
-out-of-bounds accesses, layouts that conflict, and -- through
-`irkit.checks.schedule` and `irkit.checks.hardware` -- schedules and
+names the generated C cannot use, rank and shape mismatches, left-hand
+indices that no loop binds, reductions written with `=`, outputs never
+written and temps never read, accesses it cannot prove in bounds, layouts
+that conflict, and -- through `irkit.checks.schedule`,
+`irkit.checks.hardware` and `irkit.checks.lowering` -- schedules and
 hardware descriptions.  Local well-formedness (positive factors, valid
 permutations) is re-checked here too, so that a document gets all its
 errors in one report rather than one verifier error at a time.
+
+Shapes and indices are decided for every value of the sizes
+(`irkit.checks.symbolic`): what is not proven is an error, with a
+counterexample where one is found.  One mistake gives one diagnostic: a
+tensor read three times before it is written is one error (with a note).
 """
 
 from __future__ import annotations
@@ -21,18 +27,46 @@ from xdsl.ir import Operation
 from irkit.affine_text import AffineTextError, Expr, Var, names_in, parse_affine
 from irkit.checks.hardware import check_hardware_block, check_hardware_ref
 from irkit.checks.schedule import check_schedules, suggest
-from irkit.checks.symbolic import Samples, always_eq, always_le, describe_env, from_linear, linear, sub, text
+from irkit.checks.symbolic import (
+    INT64_MAX,
+    Facts,
+    Lin,
+    NotAffine,
+    Samples,
+    Verdict,
+    decide_eq,
+    decide_le,
+    describe_env,
+    extremes,
+    lin_outside_int64,
+    outside_int64,
+    search,
+    text,
+    to_lin,
+)
 from irkit.diagnostics import Diagnostic, at_op
 from irkit.dialects import design as d
 from irkit.named_ops import NamedOpError, get_named_op
+from irkit.names import name_diagnostic
 
 
-def check_module(module: ModuleOp) -> list[Diagnostic]:
-    """All semantic problems of the designs and hardware blocks in `module`."""
+def check_module(module: ModuleOp, lowering: bool = True) -> list[Diagnostic]:
+    """All semantic problems of the designs and hardware blocks in `module`.
+
+    With `lowering`, a design without other errors is also lowered the way
+    `irkit run` lowers it (`irkit.checks.lowering`), so that whatever a
+    schedule pass refuses is refused here first; `lower-design`, which is
+    followed by those passes anyway, turns it off.
+    """
     diags: list[Diagnostic] = []
     for op in module.body.block.ops:
         if isinstance(op, d.DesignOp):
-            diags.extend(DesignChecker(op).run())
+            found = DesignChecker(op).run()
+            if lowering and not any(x.severity == "error" for x in found):
+                from irkit.checks.lowering import check_lowering
+
+                found += check_lowering(op)
+            diags.extend(found)
         elif isinstance(op, d.HardwareOp):
             diags.extend(check_hardware_block(op))
     return diags
@@ -54,6 +88,9 @@ class Stage:
     reduction_loops: set[str] = field(default_factory=set)
 
 
+Extents = dict[str, list[tuple[Expr, str, Operation]]]  # loop variable -> (extent, where, which op)
+
+
 class DesignChecker:
     def __init__(self, design: d.DesignOp):
         self.design = design
@@ -64,7 +101,9 @@ class DesignChecker:
         self.stages: dict[str, Stage] = {}
         self.order: list[Stage] = []
         self.read_by: dict[str, list[Stage]] = {}
-        self.samples = Samples([])
+        self.samples = Samples.build({}, {})
+        self.facts = Facts({})
+        self.defaults: dict[str, int] = {}  # sizes with a default
 
     def error(self, message: str, op: Operation, focus: str | None = None) -> Diagnostic:
         diag = at_op("error", message, op, focus)
@@ -74,11 +113,27 @@ class DesignChecker:
     def warning(self, message: str, op: Operation, focus: str | None = None) -> None:
         self.diags.append(at_op("warning", message, op, focus))
 
+    def c_name(self, name: str, what: str, op: Operation, focus: str | None = None) -> None:
+        """Report `name` if the generated C could not use it (irkit.names)."""
+        diag = name_diagnostic(name, what, op, focus)
+        if diag is not None:
+            self.diags.append(diag)
+
     def run(self) -> list[Diagnostic]:
         ops = list(self.design.body.block.ops)
+        self.c_name(self.design.design_name, "kernel", self.design)
+        divisors = {
+            op.size.data: op.divisor.value.data
+            for op in ops
+            if isinstance(op, d.AssumeDivisibleOp) and op.divisor.value.data > 0
+        }
         self.declarations(ops)
-        divisors = {op.size.data: op.divisor.value.data for op in ops if isinstance(op, d.AssumeDivisibleOp)}
-        self.samples = Samples.build({n: (op.default.value.data if op.default else None) for n, op in self.sizes.items()}, divisors)
+        self.facts = Facts({n: divisors.get(n, 1) for n in self.sizes})
+        self.defaults = {n: op.default.value.data for n, op in self.sizes.items() if op.default is not None}
+        self.samples = Samples.build({n: self.defaults.get(n) for n in self.sizes}, divisors)
+        for op in ops:
+            if isinstance(op, d.TensorOp) and self.shapes.get(op.sym_name.data) is not None:
+                self.shape_at_defaults(op)
         for op in ops:
             if isinstance(op, d.StmtOp):
                 self.index_stmt(op)
@@ -89,7 +144,7 @@ class DesignChecker:
         schedules = [op for op in ops if isinstance(op, d.ScheduleOp)]
         self.diags.extend(check_schedules(schedules, self.stages, self.tensors))
         self.sections(ops)
-        return self.diags
+        return _unique(self.diags)
 
     # --- declarations ----------------------------------------------------
 
@@ -101,6 +156,7 @@ class DesignChecker:
                     self.error(f"size '{name}' is declared twice (first at line {line_of(self.sizes[name])})", op, name)
                     continue
                 self.sizes[name] = op
+                self.c_name(name, "size", op, name)
                 if op.default is not None and op.default.value.data <= 0:
                     self.error(f"default of size '{name}' must be positive, got {op.default.value.data}", op, name)
         for op in ops:
@@ -113,6 +169,7 @@ class DesignChecker:
             if name in self.sizes:
                 self.error(f"'{name}' is declared both as a size and as a tensor", op, name)
             self.tensors[name] = op
+            self.c_name(name, "tensor" if op.role.data != "temp" else "temporary", op, name)
             self.shapes[name] = self.shape_of(op)
 
     def shape_of(self, op: d.TensorOp) -> list[Expr] | None:
@@ -125,17 +182,63 @@ class DesignChecker:
                 self.error(f"shape of '{op.sym_name.data}': {err}", op)
                 ok = False
                 continue
-            for name in names_in(expr):
-                if name not in self.sizes:
-                    self.error(
-                        f"undefined size '{name}' in the shape of '{op.sym_name.data}'"
-                        + (f"; sizes are: {', '.join(self.sizes)}" if self.sizes else "; declare it in sizes { ... }"),
-                        op,
-                        name,
-                    )
-                    ok = False
+            undefined = [name for name in names_in(expr) if name not in self.sizes]
+            for name in undefined:
+                self.error(
+                    f"undefined size '{name}' in the shape of '{op.sym_name.data}'"
+                    + (f"; sizes are: {', '.join(self.sizes)}" if self.sizes else "; declare it in sizes { ... }"),
+                    op,
+                    name,
+                )
+            if undefined or self.affine(expr, f"shape of '{op.sym_name.data}'", op) is None:
+                ok = False
             shape.append(expr)
         return shape if ok else None
+
+    def affine(self, expr: Expr, what: str, op: Operation) -> Lin | None:
+        """`expr` as an affine form, or None after reporting why the generated code cannot compute it."""
+        try:
+            lin = to_lin(expr)
+        except NotAffine as err:
+            self.error(f"{what}: {err}", op, err.focus)
+            return None
+        bad = outside_int64(expr, {}) or lin_outside_int64(lin)
+        if bad is not None:
+            self.error(
+                f"{what}: '{text(expr)}' holds the integer {bad}, which does not fit the 64 bits the generated C "
+                "computes indices in",
+                op,
+            )
+            return None
+        return lin
+
+    def shape_at_defaults(self, op: d.TensorOp) -> None:
+        """At the document's default sizes every dimension is at least 1 and the element count fits 64 bits."""
+        name = op.sym_name.data
+        shape = self.shapes[name]
+        assert shape is not None
+        used = sorted({n for e in shape for n in names_in(e)})
+        if not all(n in self.defaults for n in used):
+            return
+        count = 1
+        for pos, dim in enumerate(shape):
+            value = to_lin(dim).evaluate(self.defaults)
+            if value < 1:
+                self.error(
+                    f"dimension {pos + 1} of '{name}' ({text(dim)}) is {value} at the default sizes "
+                    f"({describe_env(self.defaults, used)}); every dimension must be at least 1",
+                    op,
+                    name,
+                )
+                return
+            count *= value
+        if count > INT64_MAX:
+            self.error(
+                f"'{name}' has {count} elements at the default sizes ({describe_env(self.defaults, used)}), more than "
+                "64-bit indices can address",
+                op,
+                name,
+            )
 
     # --- index statements ---------------------------------------------------
 
@@ -171,7 +274,7 @@ class DesignChecker:
         stage.loops = [v for v in lhs_vars if v is not None]
         # Extents of each loop variable: a left index ranges over the output's
         # dimension; a reduction index over the dimensions it indexes directly.
-        extents: dict[str, list[tuple[Expr, str, Operation]]] = {}
+        extents: Extents = {}
         out_shape = self.shapes.get(target) if ok else None
         if ok and out_shape is not None and len(op.index_exprs) != len(out_shape):
             self.error(
@@ -189,6 +292,7 @@ class DesignChecker:
         stmt_dtype = self.tensors[target].dtype.data if target in self.tensors else None
         accesses: list[tuple[d.ReadOp, list[Expr]]] = []
         undefined: set[str] = set()
+        reported: set[tuple] = set()  # one diagnostic per mistake: (kind, tensor, ...)
         for read in reads:
             indices = self.read_indices(read)
             if indices is None:
@@ -196,7 +300,11 @@ class DesignChecker:
             name = read.tensor.data
             stage.reads.append(name)
             if name == target:
-                self.error(f"statement reads '{name}', the tensor it writes; use '+=' or 'max=' to accumulate", read, name)
+                if ("self", name) not in reported:
+                    self.error(
+                        f"statement reads '{name}', the tensor it writes; use '+=' or 'max=' to accumulate", read, name
+                    )
+                reported.add(("self", name))
                 continue
             tensor = self.tensors.get(name)
             if tensor is None:
@@ -204,7 +312,8 @@ class DesignChecker:
                     self.error(f"undefined tensor '{name}'{self.tensor_hint()}" + suggest(name, list(self.tensors)), read, name)
                 undefined.add(name)
                 continue
-            if stmt_dtype is not None and tensor.dtype.data != stmt_dtype:
+            if stmt_dtype is not None and tensor.dtype.data != stmt_dtype and ("dtype", name) not in reported:
+                reported.add(("dtype", name))
                 self.error(
                     f"'{name}' holds {tensor.dtype.data} but the statement computes {stmt_dtype} ('{target}'); "
                     "irkit does not convert types implicitly",
@@ -215,23 +324,39 @@ class DesignChecker:
             if shape is None:
                 continue
             if len(indices) != len(shape):
-                self.error(
-                    f"'{name}' has rank {len(shape)} but is read with {len(indices)} ind{'ices' if len(indices) != 1 else 'ex'}",
-                    read,
-                    name,
-                )
+                if ("rank", name, len(indices)) not in reported:
+                    self.error(
+                        f"'{name}' has rank {len(shape)} but is read with {len(indices)} "
+                        f"ind{'ices' if len(indices) != 1 else 'ex'}",
+                        read,
+                        name,
+                    )
+                reported.add(("rank", name, len(indices)))
+                continue
+            if any(self.affine(idx, f"index of '{name}'", read) is None for idx in indices):
                 continue
             accesses.append((read, indices))
             for pos, idx in enumerate(indices):
                 if isinstance(idx, Var):
                     extents.setdefault(idx.name, []).append((shape[pos], f"dimension {pos + 1} of '{name}'", read))
-        self.bind_variables(op, stage, lhs_vars, accesses, extents)
-        self.bounds(accesses, extents)
+        facts = self.statement_facts(extents)
+        self.bind_variables(op, stage, lhs_vars, accesses, extents, facts)
+        self.bounds(accesses, extents, facts)
         if ok:
             self.stages[target] = stage
         self.order.append(stage)
-        for name in stage.reads:
+        for name in dict.fromkeys(stage.reads):
             self.read_by.setdefault(name, []).append(stage)
+
+    def statement_facts(self, extents: Extents) -> Facts:
+        """The sizes' facts and, for every loop of the statement, its range (from its first use)."""
+        loops = {}
+        for var, uses in extents.items():
+            try:
+                loops[var] = to_lin(uses[0][0])
+            except NotAffine:  # reported at the shape
+                continue
+        return self.facts.with_loops(loops)
 
     def lhs_indices(self, op: d.StmtOp) -> list[str | None]:
         """The left-hand loop variables; `None` where an index is not a plain, fresh variable."""
@@ -263,6 +388,7 @@ class DesignChecker:
                 self.error(f"index '{expr.name}' on the left is a size, not a loop variable", op, expr.name)
                 out.append(None)
             else:
+                self.c_name(expr.name, "loop", op, expr.name)
                 out.append(expr.name)
         return out
 
@@ -279,7 +405,8 @@ class DesignChecker:
         stage: Stage,
         lhs_vars: list[str | None],
         accesses: list[tuple[d.ReadOp, list[Expr]]],
-        extents: dict[str, list[tuple[Expr, str, Operation]]],
+        extents: Extents,
+        facts: Facts,
     ) -> None:
         reported: set[str] = set()
         for read, indices in accesses:
@@ -307,6 +434,7 @@ class DesignChecker:
                 continue
             stage.loops.append(var)
             stage.reduction_loops.add(var)
+            self.c_name(var, "loop", uses[0][2], var)
             if op.kind.data == "=":
                 self.error(
                     f"reduction index '{var}' is used with '='; it does not appear on the left, so the statement "
@@ -316,64 +444,160 @@ class DesignChecker:
                 )
             first_extent, first_where, _ = uses[0]
             for extent, where, user in uses[1:]:
-                env = always_eq(first_extent, extent, self.samples)
-                if env is not None:
+                verdict = self.relation(decide_eq, first_extent, extent, facts)
+                if verdict is None or verdict.proven:
+                    continue
+                if verdict.undecided:
+                    self.error(
+                        f"cannot prove that index '{var}' ranges over equal extents in {first_where} "
+                        f"({text(first_extent)}) and {where} ({text(extent)}) for every value of the sizes"
+                        + self.help_for([first_extent, extent]),
+                        user,
+                        var,
+                    )
+                else:
                     self.error(
                         f"index '{var}' ranges over {first_where} ({text(first_extent)}) and {where} "
                         f"({text(extent)}), which differ",
                         user,
                         var,
                     )
-                    break
+                break
         for var, uses in extents.items():
             if var not in lhs_vars:
                 continue
             first_extent, first_where, _ = uses[0]
             for extent, where, user in uses[1:]:
                 # A direct use of a left index must fit inside the dimension it indexes.
-                env = always_le(first_extent, extent, self.samples)
-                if env is not None:
+                verdict = self.relation(decide_le, first_extent, extent, facts)
+                if verdict is None or verdict.proven:
+                    continue
+                used = sorted(set(names_in(first_extent)) | set(names_in(extent)))
+                if verdict.example is None:
+                    self.error(
+                        f"cannot prove that index '{var}', which ranges over {first_where} ({text(first_extent)}), "
+                        f"stays inside {where} ({text(extent)}) for every value of the sizes"
+                        + self.help_for([first_extent, extent]),
+                        user,
+                        var,
+                    )
+                else:
                     self.error(
                         f"index '{var}' ranges over {first_where} ({text(first_extent)}) but indexes {where} "
-                        f"({text(extent)}), which is smaller when {describe_env(env, sorted(self.sizes))}",
+                        f"({text(extent)}), which is smaller when {describe_env(verdict.example, used)}",
                         user,
                         var,
                     )
 
-    def bounds(
-        self, accesses: list[tuple[d.ReadOp, list[Expr]]], extents: dict[str, list[tuple[Expr, str, Operation]]]
-    ) -> None:
-        """Every access with an offset or stride stays inside its tensor."""
+    def relation(self, decide, a: Expr, b: Expr, facts: Facts) -> Verdict | None:
+        """`decide(a, b)` on affine forms; None if one of them is not affine (reported already)."""
+        try:
+            la, lb = to_lin(a), to_lin(b)
+        except NotAffine:
+            return None
+        return decide(la, lb, facts, self.samples)
+
+    def help_for(self, exprs: list[Expr | Lin]) -> str:
+        """What would let the checker prove a relation over `exprs`: divisibility of the sizes that
+        floor divisions divide."""
+        hints: list[str] = []
+        for e in exprs:
+            try:
+                lin = e if isinstance(e, Lin) else to_lin(e)
+            except NotAffine:
+                continue
+            for f in lin.floors():
+                for name in sorted(f.arg.names() & set(self.sizes)):
+                    hint = f"{name} % {f.div} == 0"
+                    if hint not in hints:
+                        hints.append(hint)
+        if hints:
+            return f"; if the sizes always allow it, say so (assume {{ {'; '.join(hints)} }})"
+        return "; write the shapes so that it follows from them"
+
+    def bounds(self, accesses: list[tuple[d.ReadOp, list[Expr]]], extents: Extents, facts: Facts) -> None:
+        """Every access that is not a loop variable on its own (`bind_variables` checks those)
+        stays inside its tensor for every value of the sizes and every point of its loops."""
+        seen: set[tuple[str, int, str]] = set()
         for read, indices in accesses:
             name = read.tensor.data
             shape = self.shapes[name]
             assert shape is not None
             for pos, idx in enumerate(indices):
-                if isinstance(idx, Var) or not all(v in extents for v in names_in(idx)):
+                key = (name, pos, text(idx))
+                if isinstance(idx, Var) or key in seen or not all(v in facts.loops for v in names_in(idx)):
                     continue
-                lo, hi = index_range(idx, {v: extents[v][0][0] for v in names_in(idx)})
-                if lo is None or hi is None:
+                seen.add(key)
+                if self.too_wide(idx, facts, read, name, pos):
                     continue
-                last = parse_affine(f"({text(shape[pos])}) - 1")
-                env = always_le(hi, last, self.samples)
-                if env is None:
-                    env = always_le(parse_affine("0"), lo, self.samples)
-                    if env is None:
-                        continue
-                    self.error(
-                        f"index '{text(idx)}' of '{name}' (dimension {pos + 1}) can be {text(lo)}, below 0",
-                        read,
-                        name,
-                    )
-                    continue
-                diff = linear(sub(hi, last))
-                example = diff is None or any(k for k in diff)  # symbolic: show the sizes that break it
-                self.error(
-                    f"index '{text(idx)}' of '{name}' (dimension {pos + 1}) reaches {text(hi)}, past the last "
-                    f"element {text(last)}" + (f" (e.g. when {describe_env(env, sorted(self.sizes))})" if example else ""),
-                    read,
-                    name,
-                )
+                lin, size = to_lin(idx), to_lin(shape[pos])
+                last = size.plus(-1)
+                below = not facts.proves(lin)
+                above = not facts.proves(last - lin)
+                if below or above:
+                    self.out_of_bounds(read, name, pos, idx, lin, last, facts, below, above)
+
+    def too_wide(self, idx: Expr, facts: Facts, read: d.ReadOp, name: str, pos: int) -> bool:
+        """Report an index whose value (or a part of it) leaves the 64-bit integers at the
+        document's default sizes."""
+        used = names_in(idx)
+        sizes = {n for v in used if v in facts.loops for n in facts.loops[v].names()} | {n for n in used if n in self.sizes}
+        if not all(n in self.defaults for n in sizes):
+            return False
+        ranges: dict[str, tuple[int, int]] = {n: (self.defaults[n], self.defaults[n]) for n in sizes}
+        for v in used:
+            if v in facts.loops:
+                ranges[v] = (0, max(facts.loops[v].evaluate(self.defaults) - 1, 0))
+        bad = outside_int64(idx, ranges)
+        if bad is None:
+            return False
+        self.error(
+            f"index '{text(idx)}' of '{name}' (dimension {pos + 1}) reaches {bad} at the default sizes "
+            f"({describe_env(self.defaults, sorted(sizes))}), outside the 64-bit integers the generated C "
+            "computes indices in",
+            read,
+            name,
+        )
+        return True
+
+    def out_of_bounds(
+        self, read: d.ReadOp, name: str, pos: int, idx: Expr, lin: Lin, last: Lin, facts: Facts, below: bool, above: bool
+    ) -> None:
+        """Report an access not proven in bounds: with a counterexample where one is found."""
+        loops = {v: facts.loops[v] for v in lin.names() if v in facts.loops}
+        used = sorted((lin.names() | last.names() | {n for e in loops.values() for n in e.names()}) - set(loops))
+
+        def fits(env: dict[str, int]) -> bool | None:
+            counts = {v: e.evaluate(env) for v, e in facts.loops.items()}
+            if any(n < 1 for n in counts.values()):
+                return None  # a loop of the statement is empty: nothing is read
+            (lo, _), (hi, _) = extremes(lin, {v: counts[v] for v in loops}, env)
+            return lo >= 0 and hi <= last.evaluate(env)
+
+        env = search(fits, self.samples.around(set(used)))
+        where = f"index '{text(idx)}' of '{name}' (dimension {pos + 1})"
+        if env is None:
+            self.error(
+                f"cannot prove that {where} stays within 0 .. {last.text()} for every value of the sizes"
+                + (f" (its loops: {', '.join(f'{v} < {e.text()}' for v, e in loops.items())})" if loops else "")
+                + self.help_for([lin, last, *loops.values()]),
+                read,
+                name,
+            )
+            return
+        counts = {v: facts.loops[v].evaluate(env) for v in loops}
+        (lo, lo_at), (hi, hi_at) = extremes(lin, counts, env)
+        sizes = describe_env(env, used)
+        if lo < 0:
+            bound = facts.bound(lin, lowest=True)
+            what = f"can be {bound.text()}, below 0" if bound is not None else "can be negative"
+            self.error(f"{where} {what}" + _example(sizes, lo_at, lo, bound is not None), read, name)
+            return
+        bound = facts.bound(lin, lowest=False)
+        what = f"reaches {bound.text()}, past" if bound is not None else "goes past"
+        self.error(
+            f"{where} {what} the last element {last.text()}" + _example(sizes, hi_at, hi, bound is not None), read, name
+        )
 
     # --- named statements ----------------------------------------------------
 
@@ -389,13 +613,18 @@ class DesignChecker:
             spec.check_call(op.operand_names, dict(op.params.data))
         except NamedOpError as err:
             self.error(str(err), op, op.op_name.data)
-            for name in op.operand_names:  # still read: no second, misleading "never read" warning
+            for name in dict.fromkeys(op.operand_names):  # still read: no second, misleading "never read" warning
                 self.read_by.setdefault(name, []).append(stage)
             return
         shapes: list[list[Expr]] = []
+        for name in dict.fromkeys(op.operand_names):
+            self.read_by.setdefault(name, []).append(stage)
         for name in op.operand_names:
             stage.reads.append(name)
-            self.read_by.setdefault(name, []).append(stage)
+        if target in op.operand_names:
+            self.self_operand(op, spec.name, target)
+            return
+        for name in op.operand_names:
             if name not in self.tensors:
                 self.error(f"undefined tensor '{name}'{self.tensor_hint()}", op, name)
                 continue
@@ -417,10 +646,25 @@ class DesignChecker:
             return
         stage.loops = spec.loops(len(result), dict(op.params.data))
         stage.reduction_loops = spec.reduction_loops(len(result), dict(op.params.data))
+        for loop in stage.loops:
+            self.c_name(loop, "loop", op, op.op_name.data)
+        if any(self.named_affine(e, op) is None for pair in agree for e in pair[:2]):
+            return
+        if any(self.named_affine(e, op) is None for e in result):
+            return
         for a, b, what in agree:
-            env = always_eq(a, b, self.samples)
-            if env is not None:
-                self.error(f"'{op.op_name.data}' needs equal sizes for {what}, got {text(a)} and {text(b)}", op, op.op_name.data)
+            verdict = self.relation(decide_eq, a, b, self.facts)
+            if verdict is not None and not verdict.proven:
+                self.error(
+                    (
+                        f"cannot prove that '{op.op_name.data}' gets equal sizes for {what} ({text(a)} and {text(b)}) "
+                        "for every value of the sizes" + self.help_for([a, b])
+                    )
+                    if verdict.undecided
+                    else f"'{op.op_name.data}' needs equal sizes for {what}, got {text(a)} and {text(b)}",
+                    op,
+                    op.op_name.data,
+                )
                 return
         declared = self.shapes.get(target) if ok else None
         if declared is None:
@@ -433,14 +677,42 @@ class DesignChecker:
             )
             return
         for pos, (want, got) in enumerate(zip(result, declared)):
-            env = always_eq(want, got, self.samples)
-            if env is not None:
+            verdict = self.relation(decide_eq, want, got, self.facts)
+            if verdict is None or verdict.proven:
+                continue
+            if verdict.undecided:
+                self.error(
+                    f"cannot prove that '{target}', declared with dimension {pos + 1} = {text(got)}, has the size "
+                    f"'{op.op_name.data}' gives ({text(want)}) for every value of the sizes" + self.help_for([want, got]),
+                    op,
+                    target,
+                )
+            else:
                 self.error(
                     f"'{target}' is declared with dimension {pos + 1} = {text(got)}, but "
                     f"'{op.op_name.data}' gives {text(want)}",
                     op,
                     target,
                 )
+
+    def named_affine(self, e: Expr, op: d.NamedOp) -> Lin | None:
+        return self.affine(e, f"a size '{op.op_name.data}' computes", op)
+
+    def self_operand(self, op: d.NamedOp, op_name: str, target: str) -> None:
+        """A named operation that reads the tensor it writes: the result overwrites its own operand
+        while it is still being read (matmul would read partial sums, softmax a half-normalised row)."""
+        diag = at_op(
+            "error",
+            f"'{op_name}' reads '{target}', the tensor it writes: the result would overwrite its operand while it is "
+            f"still being read; write the result to a new tensor (declare it output or temp, e.g. "
+            f"'{target}_out = {op_name}(...)') and read '{target}' from there",
+            op,
+            target,
+        )
+        # The focus is searched from the column on: start after the target so that the
+        # caret lands on the operand, not on the left-hand side.
+        diag.col += len(target)
+        self.diags.append(diag)
 
     # --- document-wide facts ----------------------------------------------------
 
@@ -460,13 +732,16 @@ class DesignChecker:
                 self.warning(f"input '{name}' is never read", tensor, name)
             if writer is None:
                 continue
-            for reader in readers:
+            for reader in readers:  # one reader stage per statement (read_by holds each once)
                 if reader is not writer and position[id(reader)] < position[id(writer)]:
-                    self.error(
+                    diag = self.error(
                         f"'{name}' is read here before the statement that writes it (line {line_of(writer.op)})",
                         reader.op,
                         name,
                     )
+                    more = reader.reads.count(name) - 1
+                    if more > 0:
+                        diag.with_note(f"and {more} more read{'s' if more > 1 else ''} of '{name}' in this statement")
 
     def layouts(self, ops: list[d.LayoutOp]) -> None:
         seen: dict[str, d.LayoutOp] = {}
@@ -537,9 +812,38 @@ class DesignChecker:
                 if n <= 0 or n & (n - 1):
                     self.error(f"alignment must be a positive power of two, got {n}", op, str(n))
             elif isinstance(op, d.AssumeNoAliasOp):
-                for name in op.tensors.data:
-                    if name.data not in self.tensors:
-                        self.error(f"assumption about undefined tensor '{name.data}'", op, name.data)
+                names = [name.data for name in op.tensors.data]
+                if len(names) < 2:
+                    self.error(
+                        "noalias needs at least two tensors: it says that they do not overlap in memory",
+                        op,
+                        names[0] if names else "noalias",
+                    )
+                for name in names:
+                    if name not in self.tensors:
+                        self.error(f"assumption about undefined tensor '{name}'", op, name)
+
+
+def _unique(diags: list[Diagnostic]) -> list[Diagnostic]:
+    """Drop exact repeats (same place, same message): they say nothing new."""
+    seen: set[tuple] = set()
+    out = []
+    for diag in diags:
+        key = (diag.severity, diag.message, diag.file, diag.line, diag.col, diag.focus)
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(diag)
+    return out
+
+
+def _example(sizes: str, point: dict[str, int], value: int, symbolic: bool) -> str:
+    """The counterexample part of a bounds message: the sizes, and for a bound that has no
+    formula over the sizes, the loop point and the value there."""
+    if symbolic or not point:
+        return f" (e.g. when {sizes})" if sizes else ""
+    at = describe_env(point, sorted(point))
+    return f" (e.g. when {sizes + ' and ' if sizes else ''}{at}: the index is {value})"
 
 
 def _names(expr_text: str) -> list[str]:
@@ -561,23 +865,3 @@ def describe_layout(op: d.LayoutOp, rank: int) -> str:
     if op.align is not None:
         words += f" align {op.align.value.data}"
     return words
-
-
-def index_range(idx: Expr, extents: dict[str, Expr]) -> tuple[Expr | None, Expr | None]:
-    """Smallest and largest value of a linear index as loop variables range over [0, extent)."""
-    form = linear(idx)
-    if form is None:
-        return None, None
-    lo: dict[str, int] = {"": form.get("", 0)}
-    hi: dict[str, int] = {"": form.get("", 0)}
-    for var, coeff in form.items():
-        if not var:
-            continue
-        ext = linear(extents[var])
-        if ext is None:
-            return None, None
-        target = hi if coeff > 0 else lo
-        for k, v in ext.items():
-            target[k] = target.get(k, 0) + coeff * v
-        target[""] = target.get("", 0) - coeff
-    return from_linear(lo), from_linear(hi)

@@ -18,6 +18,7 @@ from xdsl.ir import Operation
 
 from irkit.diagnostics import Diagnostic, at_op
 from irkit.dialects import design as d
+from irkit.names import name_diagnostic
 
 if TYPE_CHECKING:
     from irkit.checks.design import Stage
@@ -72,6 +73,10 @@ class LoopNest:
             if name in self.loops or names.count(name) > 1:
                 self.error(f"new loop name '{name}' is already used in stage '{self.stage}'", op, name)
                 return False
+        for name in names:  # a loop the C backend could not name: reported, but the loop exists
+            diag = name_diagnostic(name, "loop", op, name)
+            if diag is not None:
+                self.diags.append(diag)
         return True
 
     def replace(self, old: list[str], new: list[str], op: Operation, verb: str) -> None:

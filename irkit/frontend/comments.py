@@ -116,9 +116,9 @@ class DocumentComments:
         return [key for key, value in self._attached.items() if value]
 
     def comments(self) -> list[Comment]:
-        """Every comment held, in source order (comments a tool added last)."""
+        """Every comment held, in source order."""
         found = [c for attached in self._attached.values() for c in attached.all()] + self.tail
-        return sorted(found, key=lambda c: (c.pos < 0, c.pos))
+        return sorted(found, key=lambda c: c.pos)
 
     def __bool__(self) -> bool:
         return bool(self.tail) or any(self._attached.values())
@@ -357,18 +357,12 @@ def attach(comments: list[Comment], pieces: list[_Piece], text: str) -> Document
             result.tail.append(comment)
         else:
             result.at(*piece.key).leading.append(comment)
-    for op, role in result.keys():
-        attached = result.at(op, role)
+    piece_start = {piece.key: piece.start for piece in pieces}
+    for key in result.keys():
+        attached = result.at(*key)
         if attached.leading:
-            attached.gap_after = _gap_after(text, attached.leading[-1], _piece_start(pieces, op, role))
+            attached.gap_after = _gap_after(text, attached.leading[-1], piece_start.get(key))
     return result
-
-
-def _piece_start(pieces: list[_Piece], op: Operation, role: Role) -> int | None:
-    for piece in pieces:
-        if piece.key == (op, role):
-            return piece.start
-    return None
 
 
 def _gap_after(text: str, comment: Comment, start: int | None) -> bool:

@@ -36,6 +36,7 @@ from xdsl.passes import ModulePass
 from irkit.dialects import loop as lp
 from irkit.passes.schedule import SHAPE, load, phase_of
 from irkit.passes.schedule.helpers import SCHEDULE_ATTR, NestIndex, directive_of, fail, get_str, indexed, kernels
+from irkit.progress import advance
 
 Row = tuple[str, dict[str, Attribute], str]  # (kind, directive, where)
 
@@ -71,7 +72,8 @@ def _apply(kernel: func.FuncOp, index: NestIndex) -> None:
     from irkit.passes.schedule.vectorize import check_vectorized
 
     schedules = read_schedules(kernel)
-    for stage, rows in schedules.items():
+    for done, (stage, rows) in enumerate(schedules.items()):
+        advance(done, len(schedules))
         index.open(stage)
         for kind, d, where in rows:
             if phase_of(kind) != SHAPE:

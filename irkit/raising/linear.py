@@ -192,3 +192,37 @@ def evaluate(form: Linear, env: dict) -> int:
     for key, c in form.coeffs.items():
         total += c * (evaluate(key.inner, env) // key.q if isinstance(key, Atom) else env[key])
     return total
+
+
+def provably_at_most(a: Linear, b: Linear) -> bool:
+    """Is `a <= b` for every value of non-negative variables?  Proved by bounding each floordiv
+    term of `b - a` from below (`c*floor(e/q) >= c*(e - q + 1)/q` for c > 0, `>= c*e/q` for
+    c < 0) until the rest is linear with non-negative coefficients and a constant above -1
+    (an integer above -1 is >= 0).  `M <= 11*ceildiv(M, 11)` is proved; False means unproved."""
+    from fractions import Fraction
+
+    def lower(form: Linear) -> dict | None:
+        out: dict = {1: Fraction(form.const)}
+        for key, c in form.coeffs.items():
+            if not isinstance(key, Atom):
+                out[key] = out.get(key, Fraction(0)) + c
+                continue
+            if key.kind != "fd":
+                return None
+            inner = lower(key.inner) if c > 0 else upper(key.inner)
+            if inner is None:
+                return None
+            shift = Fraction(-(key.q - 1)) if c > 0 else Fraction(0)
+            for k, v in inner.items():
+                out[k] = out.get(k, Fraction(0)) + Fraction(c, key.q) * v
+            out[1] += Fraction(c, key.q) * shift
+        return out
+
+    def upper(form: Linear) -> dict | None:
+        got = lower(form.scale(-1))
+        return None if got is None else {k: -v for k, v in got.items()}
+
+    bound = lower(b - a)
+    if bound is None:
+        return False
+    return all(v >= 0 for k, v in bound.items() if k != 1) and bound[1] > -1

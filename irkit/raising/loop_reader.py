@@ -25,9 +25,9 @@ The patterns it undoes, and how it recognises them from structure:
 - **reductions**: a store of `combine(load of the same element, value)`
   where some dimension does not index the stored element.
 
-What it does not undo yet (a clear error, never a guess): register tiles of
-`unroll_jam` (`loop.local`), packed copies of inputs (`pack`), and loops
-whose bounds are not linear (the tails of register blocks).
+Register tiles of `unroll_jam` (`loop.local`), jammed copies, the tails of
+register blocks and packed copies (`pack`) are undone before this reading
+(`unjam`, `unpack`); met here they are a clear error, never a guess.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from xdsl.ir import Operation, SSAValue
 
 from irkit.dialects import loop as lp
 from irkit.kernel_abi import kernel_args
-from irkit.raising.linear import Atom, Linear, map_results
+from irkit.raising.linear import Atom, Linear, map_results, provably_at_most
 
 
 class RaiseError(Exception):
@@ -231,7 +231,7 @@ def extent_of(facts: LoopFacts, reading: KernelReading) -> tuple[Linear, list[Lo
     if len(facts.lower) != 1:
         raise RaiseError(f"cannot raise loop '{facts.name}': its lower bound is a maximum", facts.op)
     lower = facts.lower[0]
-    free = [u for u in facts.upper if _over_sizes(u, size_vars)]
+    free = _tightest([u for u in facts.upper if _over_sizes(u, size_vars)])
     if lower == Linear():
         if len(free) != 1:
             raise RaiseError(f"cannot raise loop '{facts.name}': no single size-only upper bound", facts.op)
@@ -262,6 +262,18 @@ def extent_of(facts: LoopFacts, reading: KernelReading) -> tuple[Linear, list[Lo
     if width is None:
         raise RaiseError(f"cannot raise loop '{facts.name}': its window has no constant width", facts.op)
     return outer_extent + Linear({}, width - outer.step), [facts]
+
+
+def _tightest(bounds: list[Linear]) -> list[Linear]:
+    """The size-only upper bounds without those provably no tighter than another: a fused stage's
+    rows run to `min(M, 11*ceildiv(M + 10, 11), ...)` when its consumer's tiles round up, which is `M`."""
+    out: list[Linear] = []
+    for k, b in enumerate(bounds):
+        if any(j != k and provably_at_most(a, b) and (j < k or not provably_at_most(b, a))
+               for j, a in enumerate(bounds)):  # fmt: skip
+            continue
+        out.append(b)
+    return out
 
 
 def _var_loop(form: Linear, reading: KernelReading) -> LoopFacts | None:

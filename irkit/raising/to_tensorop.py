@@ -42,11 +42,13 @@ def raise_kernel(kernel: func.FuncOp) -> func.FuncOp:
 
     Packs and register blocks are undone first, in place (`unpack`, `unjam`); what they were
     comes back as `pack` and `unroll_jam` directives of the stage whose loops they name."""
-    from irkit.raising.unjam import unjam
-    from irkit.raising.unpack import unpack
+    from irkit.raising.recovered import Rebuilt
+    from irkit.raising.unjam import find_jams
+    from irkit.raising.unpack import find_packs
 
-    packs = unpack(kernel)
-    extra = unjam(kernel) + packs  # the order documents write them in
+    rebuilt = Rebuilt()
+    packs = find_packs(kernel)
+    extra = find_jams(kernel, rebuilt) + rebuilt.update(packs)  # the order documents write them in
     reading = read_kernel(kernel)
     sizes = list(reading.sizes)
     new = func.FuncOp(kernel.sym_name.data, kernel.function_type, Region(Block(arg_types=kernel.function_type.inputs)))
@@ -62,14 +64,9 @@ def raise_kernel(kernel: func.FuncOp) -> func.FuncOp:
             alloc = _alloc(buf, reading, [remap[s] for s in sizes])
             block.add_op(alloc)
             remap[buf.value] = alloc.results[0]
-    last_with: dict[int, int] = {}  # each extra directive goes to the last write under its loop
+    last_with = _owners(extra, reading)
     for k, write in enumerate(reading.writes):
-        names = {f.name for f in write.loops}
-        for i, directive in enumerate(extra):
-            if directive["loop"] in names:
-                last_with[i] = k
-    for k, write in enumerate(reading.writes):
-        mine = [d for i, d in enumerate(extra) if last_with.get(i) == k]
+        mine = [f.directive for i, f in enumerate(extra) if last_with.get(i) == k]
         unique = [d for i, d in enumerate(mine) if d not in mine[:i]]
         block.add_op(_tensor_op(write, reading, remap, sizes, unique))
     block.add_op(func.ReturnOp())
@@ -77,6 +74,19 @@ def raise_kernel(kernel: func.FuncOp) -> func.FuncOp:
 
     name_generics(new)
     return new
+
+
+def _owners(extra: list, reading: KernelReading) -> dict[int, int]:
+    """Which write each recovered directive belongs to: the last store inside the loop it was
+    found on (that loop's stage, by nesting).  A loop name would be ambiguous: two stages
+    may both have an `ii`, and a pack or jam found on one is not the other's."""
+    out: dict[int, int] = {}
+    for k, write in enumerate(reading.writes):
+        around = {f.op for f in write.loops}
+        for i, found in enumerate(extra):
+            if found.loop is not None and found.loop in around:
+                out[i] = k
+    return out
 
 
 def _size_expr(form: Linear, sizes: list[SSAValue]) -> AffineExpr:

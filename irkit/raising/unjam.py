@@ -35,19 +35,26 @@ from xdsl.ir.affine import AffineMap
 from irkit.dialects import loop as lp
 from irkit.raising.linear import Atom, Linear, affine_map_of, evaluate, has_floordiv, map_results
 from irkit.raising.loop_reader import RaiseError
+from irkit.raising.recovered import Found, Rebuilt
 
 
 def unjam(kernel: func.FuncOp) -> list[dict]:
     """Undo register tiles, jammed copies and block tails in place; returns unroll_jam directives."""
+    return [f.directive for f in find_jams(kernel, Rebuilt())]
+
+
+def find_jams(kernel: func.FuncOp, rebuilt: Rebuilt) -> list[Found]:
+    """`unjam`, with each directive's loop; every loop it replaces is recorded in `rebuilt`."""
     for local in [op for op in kernel.walk() if isinstance(op, lp.LocalOp)]:
         _untile(local)
-    directives: list[dict] = []
+    found: list[Found] = []
     for loop in [op for op in kernel.walk() if isinstance(op, lp.ForOp)]:
-        factor = _reroll(loop)
-        if factor:
-            directives.append({"kind": "unroll_jam", "loop": loop.loop_name.data, "factor": factor})
-    _merge_tails(kernel)
-    return directives
+        rerolled = _reroll(loop, rebuilt)
+        if rerolled is not None:
+            new, factor = rerolled
+            found.append(Found({"kind": "unroll_jam", "loop": new.loop_name.data, "factor": factor}, new))
+    _merge_tails(kernel, rebuilt)
+    return rebuilt.update(found)
 
 
 # ---- helpers ------------------------------------------------------------------------
@@ -126,7 +133,7 @@ def _untile(local: lp.LocalOp) -> None:
     source = cin.value.owner
     assert isinstance(source, lp.LoadOp)
     tensor = source.memref
-    view = _view(cin, source, name)
+    view = _view(cin, source, local, name)
 
     element = view
     out_index = _forms(cout.map.data, cout.indices)
@@ -159,35 +166,105 @@ def _untile(local: lp.LocalOp) -> None:
     local.erase()
 
 
-def _view(cin: lp.StoreOp, source: lp.LoadOp, name: str):
-    """The tensor element a tile element holds, from the copy-in `tile[l(w)] = X[x(w)]`."""
-    (l_in,) = _forms(cin.map.data, cin.indices) if len(cin.indices) else [Linear()]
+def _view(cin: lp.StoreOp, source: lp.LoadOp, local: lp.LocalOp, name: str):
+    """The tensor element a tile element holds, from the copy-in `tile[l(w)] = X[x(w)]`.
+
+    `w` are the loops of the copy-in nest (inside the tile's block; none for a one-element
+    tile, the accumulator of a reduction into a 1-D output).  Each has its own index of the
+    tile: `w + r` (`jv - jr`, `ji - joi`), or `(w - lower(w)) floordiv step` for a loop that
+    steps over blocks (`(joi - joo) floordiv 2`).  Inverting them in nesting order gives the
+    `w` an access's index stands for, hence the element of `X`; any other index of the
+    copy-in is a constant (a dimension of extent 1), which every access must repeat."""
+    l_in = _forms(cin.map.data, cin.indices)
     x_in = _forms(source.map.data, source.indices)
-    loop = cin.parent_op()
-    if not isinstance(loop, lp.ForOp) or l_in.coeffs.get(loop.induction_var) != 1:
+    around = set(lp.enclosing_loops(local))
+    nest = [f for f in lp.enclosing_loops(cin) if f not in around]
+    along: list[tuple[SSAValue, int, str, Linear]] = []  # (w, tile dimension, kind, rest or lower)
+    for loop in nest:
+        w = loop.induction_var
+        found = _tile_dim(l_in, loop)
+        if found is None:
+            raise RaiseError(f"cannot raise register tile '{name}': its copy-in is not along its loop", cin)
+        along.append((w, *found))
+    taken = {d for _, d, _, _ in along}
+    fixed = {d: form for d, form in enumerate(l_in) if d not in taken}
+    if any(form.coeffs for form in fixed.values()):
         raise RaiseError(f"cannot raise register tile '{name}': its copy-in is not along its loop", cin)
-    w = loop.induction_var
-    rest = l_in - Linear({w: 1})
 
     def view(index: list[Linear]) -> list[Linear]:
-        (elem,) = index
-        by = elem - rest  # w = elem - rest
-        return [_subst(x, w, by) for x in x_in]
+        if len(index) != len(l_in) or any(index[d] != form for d, form in fixed.items()):
+            raise RaiseError(f"register tile '{name}' is accessed at an element its copy-in does not fill", cin)
+        env: list[tuple[SSAValue, Linear]] = []
+        for w, d, kind, form in along:
+            known = _subst_all(form, env)
+            by = index[d] - known if kind == "unit" else known + index[d].scale(_step(w))
+            env.append((w, _exact_blocks(by)))
+        return [_exact_blocks(_subst_all(x, env)) for x in x_in]
 
     return view
+
+
+def _tile_dim(l_in: list[Linear], loop: lp.ForOp) -> tuple[int, str, Linear] | None:
+    """The tile dimension the copy-in loop `loop` walks: ("unit", rest) for an index `w + rest`,
+    ("block", lower) for `(w - lower) floordiv step`; None if no index is either."""
+    w = loop.induction_var
+    lower = _forms(loop.lower.data, loop.lower_operands)
+    for d, form in enumerate(l_in):
+        if form.coeffs.get(w) == 1 and not any(isinstance(k, Atom) for k in form.coeffs):
+            return d, "unit", form - Linear({w: 1})
+        if len(form.coeffs) != 1 or form.const or len(lower) != 1:
+            continue
+        ((key, coeff),) = form.coeffs.items()
+        if coeff == 1 and isinstance(key, Atom) and key.kind == "fd" and key.q == loop.step_value:
+            if key.inner == Linear({w: 1}) - lower[0]:
+                return d, "block", lower[0]
+    return None
+
+
+def _subst_all(form: Linear, env: list[tuple[SSAValue, Linear]]) -> Linear:
+    for var, by in env:
+        form = _subst(form, var, by)
+    return form
+
+
+def _step(var: SSAValue) -> int:
+    owner = var.owner
+    loop = owner.parent_op() if isinstance(owner, Block) else None
+    return loop.step_value if isinstance(loop, lp.ForOp) else 1
+
+
+def _exact_blocks(form: Linear) -> Linear:
+    """`c * floor((v - lower(v)) / q)` is `(c / q) * (v - lower(v))` when loop `v` steps by a
+    multiple of `q` from `lower(v)` and `q` divides `c`: the block an access's loop is in."""
+    for key, c in list(form.coeffs.items()):
+        if not isinstance(key, Atom) or key.kind != "fd" or c % key.q:
+            continue
+        for v in key.inner.vars():
+            owner = v.owner if not isinstance(v, Atom) else None
+            loop = owner.parent_op() if isinstance(owner, Block) else None
+            if not isinstance(loop, lp.ForOp) or loop.induction_var is not v or loop.step_value % key.q:
+                continue
+            lower = _forms(loop.lower.data, loop.lower_operands)
+            if len(lower) == 1 and key.inner == Linear({v: 1}) - lower[0]:
+                form = form - Linear({key: c}) + key.inner.scale(c // key.q)
+                break
+    return form
 
 
 # ---- 2. jammed copies -------------------------------------------------------------------
 
 
-def _reroll(loop: lp.ForOp) -> int | None:
-    """If `loop` steps by U and its body holds U shifted copies of its stores, keep one, step by 1."""
+def _reroll(loop: lp.ForOp, rebuilt: Rebuilt) -> tuple[lp.ForOp, int] | None:
+    """If `loop` steps by U and its body holds U shifted copies of its stores, keep one, step by 1
+    (the loop is rebuilt: the new one and U are returned)."""
     step = loop.step_value
     v = loop.induction_var
     if step == 1:
         return None
     stores = [op for op in loop.walk() if isinstance(op, lp.StoreOp)]
     uses = [st for st in stores if any(v in f.coeffs for f in _forms(st.map.data, st.indices))]
+    if not uses:  # a jammed reduction loop: the copies accumulate into one element, reading v + r
+        uses = [st for st in stores if _accumulates(st) and _read_shift(st, v) is not None]
     if not uses:
         return None  # a tile loop: its variable only bounds inner loops
     groups: dict[str, list[tuple[int, lp.StoreOp]]] = {}
@@ -197,7 +274,8 @@ def _reroll(loop: lp.ForOp) -> int | None:
     if all(len(members) == 1 for members in groups.values()):
         return None  # no copies: a tile loop whose start offsets a tile-sized temporary
     for members in groups.values():
-        shifts = sorted(s for s, _ in members)
+        first = min(s for s, _ in members)  # copy 0 may read v + c itself (a stencil's x + 1)
+        shifts = sorted(s - first for s, _ in members)
         if shifts != list(range(step)):
             raise RaiseError(
                 f"loop '{loop.loop_name.data}' steps by {step} but its body holds {len(shifts)} copies of a "
@@ -205,8 +283,9 @@ def _reroll(loop: lp.ForOp) -> int | None:
                 loop,
             )
     for members in groups.values():
+        first = min(s for s, _ in members)
         for shift, st in members:
-            if shift:
+            if shift != first:
                 block = st.parent_block()
                 st.detach()
                 st.erase()
@@ -218,8 +297,9 @@ def _reroll(loop: lp.ForOp) -> int | None:
         raise RaiseError(f"cannot raise jammed loop '{loop.loop_name.data}': its lower bound is a maximum", loop)
     lb = lower[0]
     new_upper = [lb + _ceil_steps(u - lb, step) for u in upper]  # the rows the blocks covered
-    _set_bounds(loop, lower, new_upper, step=1)
-    return step
+    new = _set_bounds(loop, lower, new_upper, step=1)
+    rebuilt.record(loop, new)
+    return new, step
 
 
 def _ceil_steps(width: Linear, step: int) -> Linear:
@@ -230,11 +310,54 @@ def _ceil_steps(width: Linear, step: int) -> Linear:
 
 
 def _shift(st: lp.StoreOp, v: SSAValue) -> int:
-    """The constant offset of the first index that uses `v` (0 for the first copy)."""
+    """The constant offset of the first index that uses `v`: the stored one, else the first read
+    of the value (a jammed reduction's copy `r` reads `A[i, k + r]`); 0 for the first copy."""
     for f in _forms(st.map.data, st.indices):
         if v in f.coeffs:
             return f.const
-    return 0
+    read = _read_shift(st, v)
+    return read if read is not None else 0
+
+
+def _read_shift(st: lp.StoreOp, v: SSAValue) -> int | None:
+    """The constant of the first index that uses `v` among the reads of the stored value, in
+    operand order (the same order in every copy), or None when no read uses `v`."""
+    seen: set[SSAValue] = set()
+
+    def visit(x: SSAValue) -> int | None:
+        if x in seen:
+            return None
+        seen.add(x)
+        owner = x.owner
+        if isinstance(owner, lp.LoadOp):
+            for f in _forms(owner.map.data, owner.indices):
+                if v in f.coeffs:
+                    return f.const
+            return None
+        if not isinstance(owner, Operation):
+            return None
+        for operand in owner.operands:
+            got = visit(operand)
+            if got is not None:
+                return got
+        return None
+
+    return visit(st.value)
+
+
+def _accumulates(st: lp.StoreOp) -> bool:
+    """Is the store `X[f] = X[f] op e` with an associative `op` (what jamming a reduction leaves)?"""
+    from irkit.raising.loop_reader import COMBINERS
+
+    value = st.value.owner
+    if not isinstance(value, Operation) or value.name not in COMBINERS:
+        return False
+    index = _forms(st.map.data, st.indices)
+    for operand in value.operands:
+        ld = operand.owner
+        if isinstance(ld, lp.LoadOp) and ld.memref is st.memref and _forms(ld.map.data, ld.indices) == index:
+            return True
+    return False
 
 
 def _signature(st: lp.StoreOp, v: SSAValue, shift: int) -> str:
@@ -287,23 +410,34 @@ def _set_bounds(loop: lp.ForOp, lower: list[Linear], upper: list[Linear], step: 
 # ---- 3. tails ---------------------------------------------------------------------------
 
 
-def _merge_tails(kernel: func.FuncOp) -> None:
-    """Merge each loop with the sibling right after it that runs its remainder (innermost first)."""
+def _merge_tails(kernel: func.FuncOp, rebuilt: Rebuilt) -> None:
+    """Merge each loop with the siblings right after it that run its remainder (innermost first).
+
+    A block whose bound is a minimum of several (`min(io + 6, M - 2)` of a tile of 8 jammed by
+    3) has a remainder per bound, so the tail may be several loops; they are merged together."""
     changed = True
     while changed:
         changed = False
         loops = [op for op in kernel.walk() if isinstance(op, lp.ForOp)]
         for loop in reversed(loops):
-            tail = loop.next_op
-            if not isinstance(tail, lp.ForOp) or tail.step_value != loop.step_value:
+            run = _tail_run(loop)
+            merge = next(((run[:k], u) for k in range(len(run), 0, -1) for u in run[:k]
+                          if _covers(loop, run[:k], u, kernel)), None)  # fmt: skip
+            if merge is None:
                 continue
-            if not _same_body(loop, tail):
-                continue
-            if not _covers(loop, tail, kernel):
-                continue
-            _merge(loop, tail)
+            _merge(loop, *merge, rebuilt)
             changed = True
             break
+
+
+def _tail_run(loop: lp.ForOp) -> list[lp.ForOp]:
+    """The sibling loops right after `loop` with its step and the same computation."""
+    run: list[lp.ForOp] = []
+    tail = loop.next_op
+    while isinstance(tail, lp.ForOp) and tail.step_value == loop.step_value and _same_body(loop, tail):
+        run.append(tail)
+        tail = tail.next_op
+    return run
 
 
 def _same_body(a: lp.ForOp, b: lp.ForOp) -> bool:
@@ -356,24 +490,25 @@ def _rename(form: Linear, mapping: dict[SSAValue, SSAValue]) -> Linear:
 SAMPLE_SIZES = (1, 2, 5, 7, 13, 31, 97)
 
 
-def _covers(main: lp.ForOp, tail: lp.ForOp, kernel: func.FuncOp) -> bool:
-    """Do `main` and `tail` together run exactly the range [main's lower, tail's upper), each value
-    once?  Checked by enumeration at sample sizes, for every value of the loops around them."""
+def _covers(main: lp.ForOp, tails: list[lp.ForOp], last: lp.ForOp, kernel: func.FuncOp) -> bool:
+    """Do `main` and `tails` together run exactly the range [main's lower, `last`'s upper), each
+    value once?  Checked by enumeration at sample sizes, for every value of the loops around them."""
     from irkit.kernel_abi import kernel_args
 
     sizes = [s.value for s in kernel_args(kernel)[0]]
     outer = lp.enclosing_loops(main)
     bounds = _Bounds()
     lower = _forms(main.lower.data, main.lower_operands)
-    upper = _forms(tail.upper.data, tail.upper_operands)
+    upper = _forms(last.upper.data, last.upper_operands)
     for n in SAMPLE_SIZES:
         env0 = {s: n for s in sizes}
         for count, env in enumerate(_enumerate(outer, env0, bounds)):
-            a = list(bounds.range(main, env))
-            b = list(bounds.range(tail, env))
+            ran = list(bounds.range(main, env))
+            for tail in tails:
+                ran += bounds.range(tail, env)
             lo = max(evaluate(f, env) for f in lower)
             hi = min(evaluate(f, env) for f in upper)
-            if sorted(a + b) != list(range(lo, hi, main.step_value)) or len(set(a) & set(b)):
+            if sorted(ran) != list(range(lo, hi, main.step_value)):  # a value twice makes it longer
                 return False
             if count > 2000:
                 break
@@ -405,15 +540,19 @@ def _enumerate(loops: list[lp.ForOp], env: dict, bounds: _Bounds):
         yield from _enumerate(rest, {**env, first.induction_var: value}, bounds)
 
 
-def _merge(main: lp.ForOp, tail: lp.ForOp) -> None:
-    """One loop: main's lower bound, tail's upper bound, the tail's body (its bounds are general)."""
+def _merge(main: lp.ForOp, tails: list[lp.ForOp], last: lp.ForOp, rebuilt: Rebuilt) -> None:
+    """One loop: main's lower bound, `last`'s upper bound and body (a remainder's bounds are
+    general: main's inner loops may have been made exact for whole blocks)."""
     lower = _forms(main.lower.data, main.lower_operands)
-    upper = _forms(tail.upper.data, tail.upper_operands)
+    upper = _forms(last.upper.data, last.upper_operands)
     for key in ("loop_name", "origin", "parallel", "vector", "unroll"):
         if key in main.properties:
-            tail.properties[key] = main.properties[key]
-        elif key in tail.properties:
-            del tail.properties[key]
-    _set_bounds(tail, lower, upper)
-    main.detach()
-    main.erase()
+            last.properties[key] = main.properties[key]
+        elif key in last.properties:
+            del last.properties[key]
+    merged = _set_bounds(last, lower, upper)
+    for old in (main, *tails):
+        rebuilt.record(old, merged)
+        if old is not last:
+            old.detach()
+            old.erase()

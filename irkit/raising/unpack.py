@@ -32,6 +32,7 @@ from xdsl.ir import Operation, SSAValue
 from irkit.dialects import loop as lp
 from irkit.raising.linear import Atom, Linear, affine_map_of, floordiv, has_floordiv, map_results
 from irkit.raising.loop_reader import RaiseError
+from irkit.raising.recovered import Found
 
 Key = object  # SSAValue, Atom, or a tagged tuple ("o" | "u" | "mod", ...)
 Poly = dict[Key, Fraction]  # with the constant under the key 1
@@ -39,12 +40,16 @@ Poly = dict[Key, Fraction]  # with the constant under the key 1
 
 def unpack(kernel: func.FuncOp) -> list[dict]:
     """Replace every read of a packed copy by a read of its source; returns the pack directives."""
-    found: list[tuple[int, dict]] = []
+    return [f.directive for f in find_packs(kernel)]
+
+
+def find_packs(kernel: func.FuncOp) -> list[Found]:
+    """`unpack`, with the loop each packed copy was made in (the directive's stage owns it)."""
+    found: list[tuple[int, Found]] = []
     for alloc in [op for op in kernel.walk() if isinstance(op, lp.AllocOp)]:
-        directive = _unpack_one(alloc, kernel)
-        if directive is not None:
-            found.append((directive.pop("depth"), directive))
-    return [d for _, d in sorted(found, key=lambda pair: pair[0])]  # outermost pack first
+        for directive, where in _unpack_one(alloc, kernel) or []:
+            found.append((directive.pop("depth"), Found(directive, where)))
+    return [f for _, f in sorted(found, key=lambda pair: pair[0])]  # outermost pack first
 
 
 def _name_of(buf: SSAValue, kernel: func.FuncOp) -> str:
@@ -57,61 +62,101 @@ def _name_of(buf: SSAValue, kernel: func.FuncOp) -> str:
     return next((t.name for t in tensors if t.value is buf), "?")
 
 
-def _unpack_one(alloc: lp.AllocOp, kernel: func.FuncOp) -> dict | None:
+def _unpack_one(alloc: lp.AllocOp, kernel: func.FuncOp) -> list[tuple[dict, lp.ForOp | None]] | None:
+    """Undo one packed buffer: (directive with its depth, the loop the copy is made in) per copy.
+
+    A buffer may have several copies of the same tensor: an `unroll_jam` after the `pack`
+    peels a loop around the copy into whole blocks and a remainder, each with its own copy.
+    Each read is served by the copy made before it in a block around it (the innermost)."""
     buf = alloc.results[0]
     stores = [u.operation for u in buf.uses if isinstance(u.operation, lp.StoreOp) and u.operation.memref is buf]
     loads = [u.operation for u in buf.uses if isinstance(u.operation, lp.LoadOp)]
-    if len(stores) != 1 or not loads or len(buf.type.get_shape()) != 1:  # type: ignore[attr-defined]
+    if not stores or not loads or len(buf.type.get_shape()) != 1:  # type: ignore[attr-defined]
         return None
-    st = stores[0]
-    src = st.value.owner
-    if not isinstance(src, lp.LoadOp) or src.memref is buf:
+    sources = [st.value.owner for st in stores]
+    if not all(isinstance(src, lp.LoadOp) and src.memref is not buf for src in sources):
+        return None
+    if len({src.memref for src in sources}) != 1:  # type: ignore[union-attr]
         return None
     name = alloc.tensor_name.data
-    (index,) = map_results(st.map.data, list(st.indices))
-    if index is None or index.const != 0:
-        raise RaiseError(f"cannot raise pack '{name}': its copy is stored at a non-linear index", st)
-    loops = {f.induction_var: f for f in lp.enclosing_loops(st)}
-    digits: list[tuple[int, SSAValue, int]] = []  # (coefficient, loop variable, extent)
-    for var, coeff in index.coeffs.items():
-        loop = loops.get(var) if isinstance(var, SSAValue) else None
-        if loop is None or coeff <= 0:
-            raise RaiseError(f"cannot raise pack '{name}': its copy index is not over its own loops", st)
-        digits.append((coeff, var, _static_extent(loop)))  # type: ignore[arg-type]
-    digits.sort(key=lambda d: -d[0])
-    for _, var, extent in digits[1:]:  # the outermost digit may run over a size
-        if extent is None:
-            loop = loops[var]
-            raise RaiseError(f"cannot raise pack '{name}': loop '{loop.loop_name.data}' has no constant extent", loop)
-    for (c, _, _), (c_next, _, e_next) in zip(digits, digits[1:]):
-        if c != c_next * e_next:
-            raise RaiseError(f"cannot raise pack '{name}': its copy index is not one-to-one (a mixed radix)", st)
-    if digits[-1][0] != 1:
-        raise RaiseError(f"cannot raise pack '{name}': its copy index skips elements", st)
-    source = map_results(src.map.data, list(src.indices))
-    if any(s is None for s in source):
-        raise RaiseError(f"cannot raise pack '{name}': it copies from a non-linear index", src)
+    copies = [_Copy(st, alloc, name) for st in stores]
     for ld in loads:
-        _redirect(ld, src.memref, digits, source, name)  # type: ignore[arg-type]
-    copy_root = _copy_nest(st, alloc)
-    where = copy_root.parent_op()
-    while where is not None and not isinstance(where, lp.ForOp):
-        where = where.parent_op()
-    depth = len(lp.enclosing_loops(copy_root))
-    copy_root.detach()
-    copy_root.erase()
+        copy = _serving(ld, copies, name)
+        _redirect(ld, copy.source_buffer, copy.digits, copy.source, name)
+    out: list[tuple[dict, lp.ForOp | None]] = []
+    tensor = _name_of(copies[0].source_buffer, kernel)
+    for copy in copies:
+        where = copy.root.parent_op()
+        while where is not None and not isinstance(where, lp.ForOp):
+            where = where.parent_op()
+        depth = len(lp.enclosing_loops(copy.root))
+        copy.root.detach()
+        copy.root.erase()
+        loop = where if isinstance(where, lp.ForOp) else None
+        out.append(({"kind": "pack", "tensor": tensor, "loop": loop.loop_name.data if loop else "", "depth": depth},
+                    loop))  # fmt: skip
     for use in list(buf.uses):
         if isinstance(use.operation, lp.FreeOp):
             use.operation.detach()
             use.operation.erase()
     alloc.detach()
     alloc.erase()
-    return {
-        "kind": "pack",
-        "tensor": _name_of(src.memref, kernel),
-        "loop": where.loop_name.data if isinstance(where, lp.ForOp) else "",
-        "depth": depth,
-    }
+    return out
+
+
+class _Copy:
+    """One copy nest of a pack: `P[c0*p0 + ...] = X[f(p)]`, its radix digits and its root loop."""
+
+    def __init__(self, st: lp.StoreOp, alloc: lp.AllocOp, name: str):
+        src = st.value.owner
+        assert isinstance(src, lp.LoadOp)
+        (index,) = map_results(st.map.data, list(st.indices))
+        if index is None or index.const != 0:
+            raise RaiseError(f"cannot raise pack '{name}': its copy is stored at a non-linear index", st)
+        loops = {f.induction_var: f for f in lp.enclosing_loops(st)}
+        digits: list[tuple[int, SSAValue, int]] = []  # (coefficient, loop variable, extent)
+        for var, coeff in index.coeffs.items():
+            loop = loops.get(var) if isinstance(var, SSAValue) else None
+            if loop is None or coeff <= 0:
+                raise RaiseError(f"cannot raise pack '{name}': its copy index is not over its own loops", st)
+            digits.append((coeff, var, _static_extent(loop)))  # type: ignore[arg-type]
+        digits.sort(key=lambda d: -d[0])
+        for _, var, extent in digits[1:]:  # the outermost digit may run over a size
+            if extent is None:
+                loop = loops[var]
+                raise RaiseError(
+                    f"cannot raise pack '{name}': loop '{loop.loop_name.data}' has no constant extent", loop
+                )
+        for (c, _, _), (c_next, _, e_next) in zip(digits, digits[1:]):
+            if c != c_next * e_next:
+                raise RaiseError(f"cannot raise pack '{name}': its copy index is not one-to-one (a mixed radix)", st)
+        if digits[-1][0] != 1:
+            raise RaiseError(f"cannot raise pack '{name}': its copy index skips elements", st)
+        source = map_results(src.map.data, list(src.indices))
+        if any(x is None for x in source):
+            raise RaiseError(f"cannot raise pack '{name}': it copies from a non-linear index", src)
+        self.digits = digits
+        self.source: list[Linear] = source  # type: ignore[assignment]
+        self.source_buffer: SSAValue = src.memref
+        self.root = _copy_nest(st, alloc)
+
+
+def _serving(ld: lp.LoadOp, copies: list[_Copy], name: str) -> _Copy:
+    """The copy a read sees: made earlier in a block around the read, the innermost such."""
+    best: tuple[int, _Copy] | None = None
+    for copy in copies:
+        block = copy.root.parent_block()
+        at: Operation | None = ld
+        while at is not None and at.parent_block() is not block:
+            at = at.parent_op()
+        if at is None or block is None or block.get_operation_index(at) <= block.get_operation_index(copy.root):
+            continue
+        depth = len(lp.enclosing_loops(copy.root))
+        if best is None or depth > best[0]:
+            best = (depth, copy)
+    if best is None:
+        raise RaiseError(f"cannot raise a read of pack '{name}': no copy of the pack is made before it", ld)
+    return best[1]
 
 
 def _static_extent(loop: lp.ForOp) -> int | None:
@@ -271,18 +316,19 @@ def _digits(g: Poly, radix: list[int]) -> list[Poly]:
 def _prefer_inner(form: Linear, op: Operation) -> Linear:
     """Name a tile start by the loop that runs exactly once from it: a jammed loop `fi` from `fo`
     with a window of at most its step is `fo` itself, and the read is `Wt[fi + 1]`, as the
-    document's loops have it, not `Wt[fo + 1]`."""
+    document's loops have it, not `Wt[fo + 1]`; a remainder row `ji_tail` from `jo + 14` that runs
+    once is `jo + 14`, and `B[k, jo + 14]` is `B[k, ji_tail]`."""
     for loop in reversed(lp.enclosing_loops(op)):
         lower = map_results(loop.lower.data, list(loop.lower_operands))
         upper = map_results(loop.upper.data, list(loop.upper_operands))
-        if len(lower) != 1 or lower[0] is None or len(lower[0].coeffs) != 1 or lower[0].const:
+        if len(lower) != 1 or lower[0] is None or len(lower[0].coeffs) != 1:
             continue
         ((start, coeff),) = lower[0].coeffs.items()
         windows = [(u - lower[0]).const for u in upper if u is not None and not (u - lower[0]).coeffs]
         if coeff != 1 or not windows or min(windows) > loop.step_value or start not in form.coeffs:
             continue
-        k = form.coeffs[start]
-        form = form - Linear({start: k}) + Linear({loop.induction_var: k})
+        k = form.coeffs[start]  # the loop runs once, at v = start + c (the last row of a block: jo + 14)
+        form = form - Linear({start: k}) + Linear({loop.induction_var: k}, -k * lower[0].const)
     return form
 
 

@@ -71,6 +71,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, MultipleSpansParseError, ParseError, VerifyException
 
 from irkit.diagnostics import Diagnostic, DiagnosticError, SourceManager, render_json, render_text
+from irkit.progress import phase
 from irkit.tools import pipeline as pipeline_mod
 from irkit.tools import verify_diagnostics as vd
 
@@ -495,7 +496,8 @@ class Driver:
 
                 warnings: list[Diagnostic] = []
                 try:
-                    module = parse_design(text, self.filename, warnings=warnings)
+                    with phase("check"):
+                        module = parse_design(text, self.filename, warnings=warnings)
                     self._emit(warnings)
                     return module
                 except DiagnosticError as exc:
@@ -606,7 +608,8 @@ class Driver:
         start = time.perf_counter()
         failed: list[Diagnostic] | None = None
         try:
-            p.apply(ctx, module)
+            with phase(p.name):
+                p.apply(ctx, module)
         except DiagnosticError as exc:
             failed = exc.diagnostics
         except VerifyException as exc:

@@ -27,6 +27,7 @@ import time
 import numpy as np
 
 from irkit.diagnostics import Diagnostic, DiagnosticError
+from irkit.progress import phase
 from irkit.sizes import SizeError
 
 # Warm-up before timing: the first call pays for page faults and thread start;
@@ -133,8 +134,10 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(kernel.ir("loop") + "\n")
         return EXIT_OK
     resolved = kernel.resolve_sizes()
-    inputs = load_inputs(args.inputs, kernel) if args.inputs else kernel.random_inputs(seed=args.seed)
-    outputs = kernel(**inputs)
+    with phase("inputs"):
+        inputs = load_inputs(args.inputs, kernel) if args.inputs else kernel.random_inputs(seed=args.seed)
+    with phase("run"):
+        outputs = kernel(**inputs)
     report: dict = {
         "document": name,
         "kernel": kernel.name,
@@ -146,7 +149,8 @@ def run(args: argparse.Namespace) -> int:
     ok = True
     if args.check:
         try:
-            expected = kernel.reference(inputs)
+            with phase("numpy reference"):
+                expected = kernel.reference(inputs)
         except ReferenceEvalError as exc:  # the document's (or a plugin's) semantics, not a bug of irkit
             raise DiagnosticError(
                 [Diagnostic("error", f"--check: the numpy reference cannot evaluate the document: {exc}", args.file)]

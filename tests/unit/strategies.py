@@ -535,3 +535,237 @@ def mutated(draw, tokens: Tokens) -> str:
         elif i + 1 < len(tokens):
             tokens[i], tokens[i + 1] = tokens[i + 1], tokens[i]
     return untokenize(tokens)
+
+
+# --- documents with comments, for the formatter --------------------------------------
+
+_COMMENT_BODIES = (
+    "",
+    " a note",
+    " } { ; design x {",
+    ' "not a string',
+    " \u00e9\u4e2d\U0001f600",
+    "\t# twice",
+    " layout { A : row_major }",
+    " trailing blanks   ",
+)
+
+
+@st.composite
+def commented_documents(draw) -> tuple[str, list[str]]:
+    """A random valid document (or `.hw` file) with comments in random places: (text, the comments in order).
+
+    A comment may stand in any gap between two tokens, on a line of its
+    own or after code, before the first token and after the last; each
+    is numbered (`# c3 ...`) so that tests can follow it.  Blank lines
+    come and go around them.
+    """
+    tokens = draw(st.one_of(document_tokens(), document_tokens(), hardware_file_tokens()))
+    rng = random.Random(draw(st.integers(0, 2**32 - 1)))
+    density = draw(st.sampled_from([0.03, 0.15, 0.5]))
+    extra = draw(comment_text)
+    comments: list[str] = []
+
+    def comment() -> str:
+        body = rng.choice(_COMMENT_BODIES + (" " + extra,))
+        comments.append(f"# c{len(comments)}{body}")
+        return comments[-1]
+
+    out: list[str] = []
+    if rng.random() < 0.4:
+        out.append(comment() + rng.choice(["\n", "\n\n"]))
+    for i, tok in enumerate(tokens):
+        if i:
+            if rng.random() < density:
+                before = rng.choice(["  ", "\n", "\n\n  ", " "])
+                after = rng.choice(["\n", "\n\n", "\n  "])
+                out.append(before + comment() + after)
+            else:
+                out.append(rng.choice([" ", " ", "\n  "]))
+        out.append(tok)
+    if rng.random() < 0.4:
+        out.append("  " + comment())
+    out.append("\n")
+    while rng.random() < 0.3:
+        out.append(rng.choice(["", "\n"]) + comment() + "\n")
+    return "".join(out), comments
+
+
+# --- schedules of statements whose loops are known (test_checker_soundness) -------------
+
+SCHEDULE_KINDS = (
+    "split", "split", "tile", "reorder", "parallel", "vectorize", "unroll", "unroll_jam", "pack", "pack",
+    "compute_at", "compute_root",
+)  # fmt: skip
+
+
+@st.composite
+def stage_schedule(
+    draw, loops: list[str], reads: list[str], consumers: dict[str, list[str]]
+) -> list[str]:
+    """Random directives (text lines) for one stage whose loops are `loops`: legal or not.
+
+    The directives are replayed on the loop names as they are drawn, so that
+    most name loops that exist at that point (split and tile make new ones);
+    a few name loops that do not, to keep "unknown loop" in the mix.  `pack`
+    names a tensor the stage reads (mostly), `compute_at` a stage of
+    `consumers` (stage -> its unscheduled loops).  Factors are small and
+    sometimes 1 or beyond the extents; nothing checks legality here, that is
+    what the property is about.
+    """
+    nest = list(loops)
+    out: list[str] = []
+    fresh = iter(range(1, 100))
+
+    def loop() -> str:
+        if nest and draw(st.integers(0, 11)):
+            return draw(st.sampled_from(nest))
+        return draw(index_vars)
+
+    factor = st.one_of(st.integers(1, 8), st.sampled_from([16, 32, 48, 64, 256]))
+    for _ in range(draw(st.integers(1, 6))):
+        kind = draw(st.sampled_from(SCHEDULE_KINDS))
+        if kind == "split":
+            v, n = loop(), next(fresh)
+            out.append(f"split {v} by {draw(factor)} -> {v}{n}o, {v}{n}i")
+            if v in nest:
+                pos = nest.index(v)
+                nest[pos : pos + 1] = [f"{v}{n}o", f"{v}{n}i"]
+        elif kind == "tile" and len(nest) >= 2:
+            tiled = draw(st.lists(st.sampled_from(nest), min_size=2, max_size=2, unique=True))
+            n = next(fresh)
+            outer, inner = [f"{v}{n}o" for v in tiled], [f"{v}{n}i" for v in tiled]
+            factors = ", ".join(str(draw(factor)) for _ in tiled)
+            out.append(f"tile {', '.join(tiled)} by {factors} -> {', '.join(outer + inner)}")
+            first = min(nest.index(v) for v in tiled)
+            rest = [v for v in nest if v not in tiled]
+            nest = rest[:first] + outer + inner + rest[first:]
+        elif kind == "reorder" and len(nest) >= 2:
+            named = draw(st.lists(st.sampled_from(nest), min_size=2, max_size=len(nest), unique=True))
+            positions = sorted(nest.index(v) for v in named)
+            for p, v in zip(positions, named):
+                nest[p] = v
+            out.append(f"reorder {', '.join(named)}")
+        elif kind == "parallel":
+            out.append(f"parallel {loop()}")
+        elif kind == "vectorize":
+            innermost = nest[-1] if nest and draw(st.integers(0, 3)) else loop()
+            width = draw(st.sampled_from(["", " by 4", " by 8", " by 16"]))
+            out.append(f"vectorize {innermost}{width}")
+        elif kind in ("unroll", "unroll_jam"):
+            out.append(f"{kind} {loop()} by {draw(st.integers(1, 8))}")
+        elif kind == "pack":
+            tensor = draw(st.sampled_from(reads)) if reads and draw(st.integers(0, 5)) else draw(names)
+            out.append(f"pack {tensor} at {loop()}")
+        elif kind == "compute_at" and consumers:
+            stage = draw(st.sampled_from(sorted(consumers)))
+            target = draw(st.sampled_from(consumers[stage])) if consumers[stage] else draw(index_vars)
+            out.append(f"compute_at {stage}.{target}")
+        elif kind == "compute_root":
+            out.append("compute_root")
+    return out
+
+
+# ---- chains of matmuls (and matrix-vector products) with register blocks and packs -------------
+#
+# Loops are named the natural way in every stage (`i, j, k`, split into `io, ii` ...), so names
+# repeat across stages: what raising recovers must go to the stage whose loops it read.
+
+
+@st.composite
+def _split_nest(draw, loops: list[str], reductions: set[str], factor) -> tuple[list[str], list[str], set[str]]:
+    """(split/tile/reorder directives, the final loop order, reduction loops) of one stage."""
+    out: list[str] = []
+    nest = list(loops)
+    reduction = set(reductions)
+    outer_of: dict[str, str] = {}
+    points = [v for v in loops if v not in reductions]
+    if len(points) == 2 and draw(st.booleans()):
+        a, b = points
+        out.append(f"tile {a}, {b} by {draw(factor)}, {draw(factor)} -> {a}o, {b}o, {a}i, {b}i")
+        nest = [f"{a}o", f"{b}o", f"{a}i", f"{b}i"] + [v for v in nest if v not in points]
+        outer_of.update({f"{a}i": f"{a}o", f"{b}i": f"{b}o"})
+    else:
+        for v in loops:
+            if draw(st.integers(0, 2)) == 0:
+                out.append(f"split {v} by {draw(factor)} -> {v}o, {v}i")
+                pos = nest.index(v)
+                nest[pos : pos + 1] = [f"{v}o", f"{v}i"]
+                outer_of[f"{v}i"] = f"{v}o"
+                if v in reduction:
+                    reduction |= {f"{v}o", f"{v}i"}
+    if any(v in reductions for v in loops) and all(f"{v}o" not in nest for v in reductions):
+        for v in sorted(reductions):
+            if v in nest and draw(st.booleans()):
+                out.append(f"split {v} by {draw(factor)} -> {v}o, {v}i")
+                pos = nest.index(v)
+                nest[pos : pos + 1] = [f"{v}o", f"{v}i"]
+                outer_of[f"{v}i"] = f"{v}o"
+                reduction |= {f"{v}o", f"{v}i"}
+    order = list(draw(st.permutations(nest)))
+    for inner, outer in outer_of.items():  # every inner loop inside its outer loop
+        i, o = order.index(inner), order.index(outer)
+        if i < o:
+            order[i], order[o] = order[o], order[i]
+    if order != nest:
+        out.append(f"reorder {', '.join(order)}")
+    return out, order, reduction
+
+
+@st.composite
+def blocked_stage_schedule(draw, loops: list[str], reductions: set[str], reads: list[str]) -> list[str]:
+    """A stage's schedule: splits or a tile, a reorder, sometimes parallel / vectorize / unroll
+    marks, then (in either order) an `unroll_jam` of a point loop that is not innermost and a
+    `pack` of a tensor the stage reads.  Factors need not divide the sizes (remainders, tails)."""
+    factor = st.integers(2, 17)
+    out, order, reduction = draw(_split_nest(loops, reductions, factor))
+    if order[0] not in reduction and draw(st.integers(0, 3)) == 0:
+        out.append(f"parallel {order[0]}")
+    if draw(st.integers(0, 3)) == 0:
+        out.append(f"vectorize {order[-1]} by {draw(st.sampled_from([4, 8]))}")
+    if len(order) > 2 and draw(st.integers(0, 4)) == 0:
+        out.append(f"unroll {draw(st.sampled_from(order[:-1]))} by {draw(st.integers(2, 4))}")
+    last: list[str] = []
+    points = [v for v in order[:-1] if not v.endswith("o")]
+    if points and draw(st.integers(0, 3)):
+        last.append(f"unroll_jam {draw(st.sampled_from(points))} by {draw(st.integers(2, 7))}")
+    if draw(st.booleans()):
+        last.append(f"pack {draw(st.sampled_from(reads))} at {draw(st.sampled_from(order))}")
+    return out + list(draw(st.permutations(last)))
+
+
+@st.composite
+def matmul_chain_documents(draw) -> str:
+    """Two or three chained matmuls (`T = A@B; D = T@C`, or 3mm: `E = A@B; F = C@D; G = E@F`),
+    or two chained matrix-vector products (1-D outputs), each stage scheduled at random by
+    `blocked_stage_schedule`, at small sizes that the factors rarely divide."""
+    kind = draw(st.sampled_from(["mm2", "mm3", "mv2"]))
+    if kind == "mv2":
+        sizes = ["M", "N", "K"]
+        tensors = ["A : f32[K, N] input", "x : f32[N] input", "B : f32[M, K] input", "t : f32[K] temp",
+                   "y : f32[M] output"]  # fmt: skip
+        stages = [("t", "t[i] += A[i, j] * x[j]", ["A", "x"]), ("y", "y[i] += B[i, j] * t[j]", ["B", "t"])]
+        loops, reductions = ["i", "j"], {"j"}
+    else:
+        three = kind == "mm3"
+        sizes = ["M", "N", "K", "L", "P"] if three else ["M", "N", "K", "L"]
+        if three:
+            tensors = ["A : f32[M, K] input", "B : f32[K, N] input", "C : f32[N, L] input", "D : f32[L, P] input",
+                       "E : f32[M, N] temp", "F : f32[N, P] temp", "G : f32[M, P] output"]  # fmt: skip
+            stages = [("E", "E[i, j] += A[i, k] * B[k, j]", ["A", "B"]), ("F", "F[i, j] += C[i, k] * D[k, j]",
+                      ["C", "D"]), ("G", "G[i, j] += E[i, k] * F[k, j]", ["E", "F"])]  # fmt: skip
+        else:
+            tensors = ["A : f32[M, K] input", "B : f32[K, N] input", "C : f32[N, L] input", "T : f32[M, N] temp",
+                       "D : f32[M, L] output"]  # fmt: skip
+            stages = [("T", "T[i, j] += A[i, k] * B[k, j]", ["A", "B"]), ("D", "D[i, j] += T[i, k] * C[k, j]",
+                      ["T", "C"])]  # fmt: skip
+        loops, reductions = ["i", "j", "k"], {"k"}
+    values = ", ".join(f"{s} = {draw(st.integers(5, 40))}" for s in sizes)
+    lines = [f"design {kind} {{", f"  sizes {{ {values} }}"]
+    lines += [f"  tensor {t}" for t in tensors]
+    lines += [f"  {statement}" for _, statement, _ in stages]
+    for stage, _, reads in stages:
+        directives = draw(blocked_stage_schedule(loops, reductions, reads))
+        if directives:
+            lines.append(f"  schedule {stage} {{ {'; '.join(directives)} }}")
+    return "\n".join(lines) + "\n}\n"

@@ -88,8 +88,9 @@ def test_placement_runs_after_shaping_consumers_first(monkeypatch):
         out_loops = [n for root in h.stage_nests(kernel, "out") for n in h.loop_names(root)]
         calls.append((stage, h.get_str(directive, "loop"), left, out_loops))
 
+    module = loop_ir(Path(__file__).parents[2] / "examples" / "elementwise.design")  # the checker schedules too
     monkeypatch.setitem(sched.DIRECTIVES, "compute_at", fake)
-    scheduled(Path(__file__).parents[2] / "examples" / "elementwise.design")
+    ApplySchedulePass().apply(make_context(), module)
     # t1 is written first, then t2, then out: consumers (t2) are placed before producers (t1).
     assert [c[0] for c in calls] == ["t2", "t1"]
     assert all(c[1] == "jo" and not c[2] and c[3] == ["i", "jo", "ji"] for c in calls)

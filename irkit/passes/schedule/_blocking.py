@@ -188,7 +188,6 @@ def new_loop(
     loop_name: str,
     body,
     where: str,
-    keep_unroll: bool = True,
 ) -> lp.ForOp:
     """A loop with `like`'s facts (stage, parallel, vector, unroll) and the given bounds and body."""
     loop = lp.ForOp(
@@ -202,7 +201,7 @@ def new_loop(
         stage=like.stage.data if like.stage is not None else None,
         parallel=like.parallel is not None,
         vector=like.vector.value.data if like.vector is not None else None,
-        unroll=like.unroll.value.data if keep_unroll and like.unroll is not None else None,
+        unroll=like.unroll.value.data if like.unroll is not None else None,
         origin=where or (like.origin.data if like.origin is not None else None),
     )
     loop.location = like.location
@@ -328,8 +327,7 @@ def peel(
         name(loop),
         loop.detach_region(loop.body),
         where,
-        keep_unroll=grid == step,
-    )
+    )  # an `unroll` mark stays: the document unrolls this loop, blocks and remainders alike
     for key, value in loop.attributes.items():
         main.attributes[key] = value
     parent = loop.parent_block()
