@@ -8,4 +8,4 @@
 // DESIGN: error: model-perf expects loop-level kernels (func.func); lower the document first: -p lower-design,lower-tensorop,apply-schedule,model-perf
 // TENSOROP-NOT: Traceback
 // TENSOROP: error: model-perf expects loop-level IR, but kernel 'gemm' still has 'tensorop.{{[a-z_]+}}'; run lower-tensorop (and apply-schedule) before it
-// SIZE: error: {{.*}}gemm.design: unknown size 'Q'; the sizes are M, N, K
+// SIZE: irkit: error: --size: unknown size 'Q' (the document's sizes: M, N, K)
