@@ -13,6 +13,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCHMARKS = ("gemm", "blur", "softmax", "triad", "conv2d")
+EXTRA = ("scale",)  # run only when named in --only: minutes of compiling large generated documents
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "HL_NUM_THREADS")
 
 
@@ -23,7 +24,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "and write BENCHMARKS.md and bench/results.json.",
     )
     p.add_argument("--quick", action="store_true", help="tiny sizes and few repeats (a smoke test, not a measurement)")
-    p.add_argument("--only", metavar="NAMES", help=f"comma-separated subset of: {', '.join(BENCHMARKS)}")
+    p.add_argument(
+        "--only",
+        metavar="NAMES",
+        help=f"comma-separated subset of: {', '.join(BENCHMARKS)}, or scale (how each phase's cost grows "
+        "with the document: bench/scale.py; not run by default)",
+    )
+    p.add_argument("--scale-sizes", default="100,1000,10000", metavar="N,N,...", help="statement counts for scale")
     p.add_argument("--repeat", type=int, metavar="N", help="least number of alternated rounds (default 7; quick 3)")
     p.add_argument(
         "--min-time",
@@ -54,9 +61,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     args = p.parse_args(argv)
     if args.only:
         names = [n.strip() for n in args.only.split(",") if n.strip()]
-        unknown = [n for n in names if n not in BENCHMARKS]
+        unknown = [n for n in names if n not in BENCHMARKS + EXTRA]
         if unknown:
-            p.error(f"unknown benchmark(s) {', '.join(unknown)}; choose from {', '.join(BENCHMARKS)}")
+            p.error(f"unknown benchmark(s) {', '.join(unknown)}; choose from {', '.join(BENCHMARKS + EXTRA)}")
         args.only = names
     else:
         args.only = list(BENCHMARKS)
@@ -86,10 +93,21 @@ def main(argv: list[str] | None = None) -> int:
         # OpenBLAS already read its thread count; threadpoolctl (if present) limits it at run time.
         print("bench: numpy was imported before the thread counts were set", file=sys.stderr)
 
+    command = "python -m bench" + ("" if not argv else " " + " ".join(argv))
+    status = 0
+    if "scale" in args.only:
+        from bench import scale
+
+        args.only = [n for n in args.only if n != "scale"]
+        sizes = [int(x) for x in args.scale_sizes.split(",") if x.strip()]
+        results = scale.run_scale(sizes, list(scale.SHAPES), list(scale.PHASES), command)
+        status = scale.report(results, Path(args.out), Path(args.json).with_name("scale.json"))
+        if not args.only:
+            return status
+
     from bench.report import write_reports
     from bench.suite import run_all
 
-    command = "python -m bench" + ("" if not argv else " " + " ".join(argv))
     results = run_all(args, command)
     write_reports(results, Path(args.out), Path(args.json))
     failed = [
@@ -103,4 +121,4 @@ def main(argv: list[str] | None = None) -> int:
     if failed:
         print("MISMATCH or FAILURE: " + "; ".join(failed), file=sys.stderr)
         return 1
-    return 0
+    return status

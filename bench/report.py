@@ -139,7 +139,8 @@ def markdown(results: dict) -> str:
         "writes this file (do not edit it: rerun the command) and the raw results, `bench/results.json`.",
         "The `bench` extra brings Halide and threadpoolctl. Options: `--quick` (tiny sizes, a smoke",
         "test), `--only gemm,blur,softmax,triad,conv2d`, `--repeat N`, `--threads N` (default 2),",
-        "`--out FILE`, `--json FILE`. The full run takes a few minutes.",
+        "`--out FILE`, `--json FILE`. The full run takes a few minutes. `--only scale` (not part of the",
+        "default run) measures how each phase's cost grows with the document's size: its own section below.",
         "",
         f"This run: `{results['command']}` on {results['date']}"
         + (" — **quick mode: tiny sizes, not a measurement**" if o["quick"] else "")
