@@ -95,7 +95,7 @@ def test_indices_that_overflow_64_bits_at_the_defaults_are_refused(index):
 
 def test_constants_beyond_64_bits_are_refused_even_without_defaults():
     doc = "design d { sizes { N } tensor X : f32[N] input tensor P : f32[N] output P[i] = X[i * 36893488147419103232 / 36893488147419103232] }"
-    one_error(doc, "does not fit the 64 bits")
+    one_error(doc, "does not fit in 64 bits")  # the builder refuses the token itself
     one_error("design d { sizes { N = 8 } tensor X : f32[99999999999999999999999] input tensor P : f32[N] output P[i] = X[i] }", "does not fit")
 
 
