@@ -18,6 +18,7 @@ from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, StringAttr
 from xdsl.ir import Attribute
 
 from irkit.affine_text import BinOp, Const, Expr, evaluate
+from irkit.suggest import suggest
 
 
 class NamedOpError(ValueError):
@@ -114,7 +115,7 @@ class NamedOpSpec:
         for key, value in params.items():
             if key not in self.params:
                 known = ", ".join(self.params) or "none"
-                raise NamedOpError(f"'{self.name}' has no parameter '{key}' (parameters: {known})")
+                raise NamedOpError(f"'{self.name}' has no parameter '{key}' (parameters: {known})" + suggest(key, self.params))
             _check_param(self.name, key, self.params[key], value)
 
     def values(self, params: dict[str, Attribute]) -> dict[str, object]:
@@ -302,5 +303,5 @@ def get_named_op(name: str) -> NamedOpSpec:
         load_installed_plugins()  # an installed package may define it (a no-op after the first time)
         spec = NAMED_OPS.get(name)
     if spec is None:
-        raise NamedOpError(f"unknown operation '{name}'; expected one of {', '.join(sorted(NAMED_OPS))}")
+        raise NamedOpError(f"unknown operation '{name}'; expected one of {', '.join(sorted(NAMED_OPS))}" + suggest(name, NAMED_OPS))
     return spec

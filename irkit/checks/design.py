@@ -795,7 +795,12 @@ class DesignChecker:
                     self.error(f"a document has one {kind} section (first at line {line_of(singles[kind])})", op)
                 singles.setdefault(kind, op)
             if isinstance(op, d.MetricOp) and op.metric.data not in d.METRICS:
-                self.error(f"unknown metric '{op.metric.data}'; expected one of {', '.join(d.METRICS)}", op, op.metric.data)
+                self.error(
+                    f"unknown metric '{op.metric.data}'; expected one of {', '.join(d.METRICS)}"
+                    + suggest(op.metric.data, list(d.METRICS)),
+                    op,
+                    op.metric.data,
+                )
             elif isinstance(op, d.HardwareOp):
                 self.diags.extend(check_hardware_block(op))
             elif isinstance(op, d.HardwareRefOp):

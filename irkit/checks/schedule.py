@@ -10,7 +10,6 @@ final nest.
 
 from __future__ import annotations
 
-import difflib
 from typing import TYPE_CHECKING
 
 from xdsl.dialects.builtin import FileLineColLoc
@@ -19,6 +18,7 @@ from xdsl.ir import Operation
 from irkit.diagnostics import Diagnostic, at_op
 from irkit.dialects import design as d
 from irkit.names import name_diagnostic
+from irkit.suggest import suggest  # noqa: F401 -- re-exported for the checker
 
 if TYPE_CHECKING:
     from irkit.checks.design import Stage
@@ -28,9 +28,6 @@ def _line(op: Operation) -> int:
     return op.location.line.data if isinstance(op.location, FileLineColLoc) else 0
 
 
-def suggest(name: str, candidates: list[str]) -> str:
-    close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.5)
-    return f"; did you mean '{close[0]}'?" if close else ""
 
 
 class LoopNest:

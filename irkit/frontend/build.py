@@ -31,6 +31,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from irkit.affine_text import BinOp, Const, Expr, Var, fold_linear, format_affine
 from irkit.diagnostics import Diagnostic, error
 from irkit.dialects import design as d
+from irkit.suggest import suggest
 
 ELEMENT_TYPES: dict[str, Attribute] = {"f32": Float32Type(), "f64": Float64Type(), "i32": IntegerType(32)}
 _FLOAT_BINOPS = {"add": arith.AddfOp, "sub": arith.SubfOp, "mul": arith.MulfOp, "div": arith.DivfOp}
@@ -301,7 +302,7 @@ class DesignBuilder:
         name = str(fname)
         args = [a for a in args if a is not None]
         if name not in FUNCTIONS:
-            self.report(f"unknown function '{name}'; expected one of {', '.join(FUNCTIONS)}", fname)
+            self.report(f"unknown function '{name}'; expected one of {', '.join(FUNCTIONS)}" + suggest(name, FUNCTIONS), fname)
             return self.zero(block, etype, node)
         if len(args) != FUNCTIONS[name]:
             n = FUNCTIONS[name]

@@ -211,51 +211,46 @@ def _body_tree(op: t.GenericOp, operand_names: list[str], dims: list[str], syms:
         index = ", ".join(affine_text(r, dims, syms) for r in amap.results)
         leaves[arg] = f"{operand_names[k]}[{index}]"
 
-    def text(v: SSAValue) -> str:
-        if v in leaves:
-            return leaves[v]
+    # Post-order with an explicit stack (a statement may sum thousands of terms); each value's text
+    # is kept, and for a commutative op also its flattened, sorted arguments, so that a chain of
+    # the same op reads as one call whatever its association.
+    texts: dict[SSAValue, str] = dict(leaves)
+    flats: dict[SSAValue, list[str]] = {}
+    yielded = block.last_op
+    assert yielded is not None
+    root = yielded.operands[0]
+    stack: list[tuple[SSAValue, bool]] = [(root, False)]
+    while stack:
+        v, ready = stack.pop()
+        if v in texts:
+            continue
         owner = v.owner
         if isinstance(owner, arith.ConstantOp):
             value = owner.value
-            if isinstance(value, FloatAttr | IntegerAttr):
-                return _number(value.value.data)
-            return str(value)
+            texts[v] = _number(value.value.data) if isinstance(value, FloatAttr | IntegerAttr) else str(value)
+            continue
         assert isinstance(owner, Operation)
+        if not ready:
+            stack.append((v, True))
+            stack.extend((x, False) for x in owner.operands if x not in texts)
+            continue
         name = owner.name
-        args = [text(x) for x in owner.operands]
+        args = [texts[x] for x in owner.operands]
         if name in COMMUTATIVE:
             flat: list[str] = []
             for x, sub in zip(owner.operands, args):
                 inner = x.owner
-                if isinstance(inner, Operation) and inner.name == name and x not in leaves:
-                    flat += _split_call(sub, SYMBOL.get(name, name))
+                if isinstance(inner, Operation) and inner.name == name and x not in leaves and x in flats:
+                    flat += flats[x]
                 else:
                     flat.append(sub)
             args = sorted(flat)
+            flats[v] = args
         extra = ""
         if isinstance(owner, arith.CmpfOp | arith.CmpiOp):
             extra = f"<{owner.predicate.value.data}>"
-        return f"{SYMBOL.get(name, name)}{extra}({', '.join(args)})"
-
-    yielded = block.last_op
-    assert yielded is not None
-    return text(yielded.operands[0])
-
-
-def _split_call(text: str, head: str) -> list[str]:
-    """The top-level arguments of `head(a, b, ...)`."""
-    inner = text[len(head) + 1 : -1]
-    out, depth, start = [], 0, 0
-    for i, ch in enumerate(inner):
-        if ch in "([":
-            depth += 1
-        elif ch in ")]":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            out.append(inner[start:i].strip())
-            start = i + 1
-    out.append(inner[start:].strip())
-    return out
+        texts[v] = f"{SYMBOL.get(name, name)}{extra}({', '.join(args)})"
+    return texts[root]
 
 
 def _number(x: float | int) -> str:

@@ -447,24 +447,24 @@ def _value_tree(
     ops: list[Operation] = []
     loads: list[Access] = []
 
-    def visit(v: SSAValue) -> None:
-        owner = v.owner
+    # An explicit stack: a statement may sum thousands of terms (the order is restored by sorting).
+    stack: list[SSAValue] = [value]
+    while stack:
+        owner = stack.pop().owner
         if not isinstance(owner, Operation) or owner in seen:
-            return
+            continue
         seen.add(owner)
         if isinstance(owner, lp.LoadOp):
             buf = reading.buffers.get(owner.memref)
             if buf is None:
                 raise RaiseError("cannot raise a load from a buffer that is neither a tensor nor a temporary", owner)
             loads.append(Access(buf, _resolved(buf, owner.map.data, list(owner.indices), owner), owner))
-            return
+            continue
         if isinstance(owner, lp.ForOp):
             raise RaiseError("cannot raise a value computed by a loop", owner)
-        for operand in owner.operands:
-            visit(operand)
+        stack.extend(owner.operands)
         ops.append(owner)
 
-    visit(value)
     ops.sort(key=lambda o: _position(o))
     loads.sort(key=lambda a: _position(a.op))
     constant = value.owner if isinstance(value.owner, arith.ConstantOp) else None

@@ -95,6 +95,10 @@ def test_a_thousand_term_sum_and_a_thousand_minuses(tmp_path, capsys):
         status, out, err = run_cli(capsys, "run", path, "--check")
         assert status == 0, err
         assert "check b: ok" in out
+        status, out, err = run_cli(capsys, "verify", path)  # raising walks the expression too
+        assert status == 0 and "ok, the generated code computes" in out, err
+        status, out, err = run_cli(capsys, "fmt", path)
+        assert status == 0 and out.count("a[i]") == (1000 if "+" in rhs else 1), err
 
 
 def test_a_deep_affine_sum_is_folded():
@@ -324,3 +328,18 @@ def test_flags_the_compiler_refuses_are_blamed(tmp_path, capsys, monkeypatch):
     status, _, err = run_cli(capsys, "run", write(tmp_path, "s.design", SHRINK), "--cflags", "-O2 -std=c89 -Werror=declaration-after-statement")
     assert status == 1, err
     assert "the same code builds with irkit's default flags" in err
+
+
+@pytest.mark.parametrize(
+    "item, message",
+    [
+        ("c[i] = a[i] metric latncy", "unknown metric 'latncy'; expected one of latency, throughput; did you mean 'latency'?"),
+        ("c = matmull(a, a)", "did you mean 'matmul'?"),
+        ("c = softmax(a, axsi = 0)", "'softmax' has no parameter 'axsi' (parameters: axis); did you mean 'axis'?"),
+        ("c[i] = exq(a[i])", "unknown function 'exq'; expected one of max, min, exp, sqrt; did you mean 'exp'?"),
+    ],
+)
+def test_misspelled_words_the_checker_knows(item, message):
+    text = "design d { sizes { N = 8 } tensor a : f32[N] input tensor c : f32[N] output " + item + " }"
+    messages = errors_of(text)
+    assert any(message in m for m in messages), messages
