@@ -94,7 +94,7 @@ class Kernel:
         from irkit.backends.runner import CompiledKernel
 
         if self._compiled is None:
-            raise RuntimeError("kernel was not built")
+            raise RuntimeError("the kernel was not built (irkit.compile(..., build=False)): it cannot be called")
         assert isinstance(self._compiled, CompiledKernel)
         return self._compiled
 
@@ -157,14 +157,17 @@ def compile(
     cflags: list[str] | None = None,
     *,
     name: str | None = None,
+    build: bool = True,
 ) -> Kernel:
     """Parse, check, lower, generate C, build and load a design document.
 
     `sizes` become the defaults for calls; `hw` names or points to a hardware
     description (`.hw`) that replaces the document's own for cost modelling.
     `path_or_text` is a file or the document's text (see `read_document`;
-    `name` names text in diagnostics).  Raises `DiagnosticError` for any
-    problem in the document or the build.
+    `name` names text in diagnostics).  With `build=False` the C is generated
+    but not compiled (for tools that only print it): the kernel cannot be
+    called.  Raises `DiagnosticError` for any problem in the document or the
+    build.
     """
     from irkit.backends.build import compile_and_load
     from irkit.backends.c import emit_c
@@ -184,6 +187,8 @@ def compile(
     with phase("emit C"):
         source = emit_c(levels["loop"])
     (kernel_func,) = find_kernels(levels["loop"])
+    if not build:
+        return Kernel(kernel_func.sym_name.data, levels, source, dict(sizes or {}), hardware)
     with phase("build C"):
         compiled = CompiledKernel(kernel_func, compile_and_load(source, cflags))
     kernel = Kernel(compiled.name, levels, source, dict(sizes or {}), hardware, compiled)

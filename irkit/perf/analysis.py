@@ -165,6 +165,7 @@ class Reader:
         self.values: dict[SSAValue, Expr] = {}
         self.buffers: dict[SSAValue, Buffer] = {}
         self.used_names: set[str] = set()
+        self._next_suffix: dict[str, int] = {}  # fresh(): the next number to try per base
         self.loops: dict[str, Loop] = {}
         self.top_allocs: list[Buffer] = []  # temporaries allocated once per call
         self.relaxed = _relaxed(kernel)
@@ -187,11 +188,15 @@ class Reader:
                     b.stored = True
 
     def fresh(self, name: str) -> str:
+        """A name not used yet, `name` itself if it is free, else `name_2`, `name_3`, ... (the next
+        number is remembered per base, so a loop name every stage reuses costs O(1) each time)."""
         base = f"{name}_" if name in self.used_names or not name.isidentifier() else name
-        out, k = base, 1
+        k = self._next_suffix.get(base, 1)
+        out = base if k == 1 else f"{base}{k}"
         while out in self.used_names:
             k += 1
             out = f"{base}{k}"
+        self._next_suffix[base] = k + 1
         self.used_names.add(out)
         return out
 

@@ -124,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
     cflags = args.cflags.split() if args.cflags is not None else None
     text, name = read_input(args.file)  # a missing file is reported before anything else; '-' is stdin
     try:
-        kernel = compile(text, sizes=sizes, cflags=cflags, name=name)
+        kernel = compile(text, sizes=sizes, cflags=cflags, name=name, build=args.emit is None)
     except SizeError as exc:
         raise size_usage_error(exc) from None
     if args.emit == "c":

@@ -343,3 +343,11 @@ def test_misspelled_words_the_checker_knows(item, message):
     text = "design d { sizes { N = 8 } tensor a : f32[N] input tensor c : f32[N] output " + item + " }"
     messages = errors_of(text)
     assert any(message in m for m in messages), messages
+
+
+def test_emit_c_does_not_build(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("CC", "false")  # no compiler at all: printing the C needs none
+    monkeypatch.setenv("IRKIT_CACHE_DIR", str(tmp_path / "cache"))
+    status, out, err = run_cli(capsys, "run", write(tmp_path, "s.design", SHRINK), "--emit", "c")
+    assert status == 0, err
+    assert "void irkit_d(" in out or "irkit_d" in out
