@@ -10,6 +10,7 @@ with and without schedules.
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
@@ -17,8 +18,10 @@ import numpy as np
 import pytest
 from xdsl.ir import Operation
 
-from bench.scale import chain_document, growth_exponent
-from irkit import progress
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # bench/ is not installed
+
+from bench.scale import chain_document, growth_exponent  # noqa: E402
+from irkit import progress  # noqa: E402
 from irkit.api import compile as irkit_compile
 from irkit.api import lower
 from irkit.backends import c_outline
