@@ -10,6 +10,7 @@ final nest.
 
 from __future__ import annotations
 
+from collections import deque
 from typing import TYPE_CHECKING
 
 from xdsl.dialects.builtin import FileLineColLoc
@@ -154,7 +155,7 @@ def check_schedules(
         if consumer == producer:
             diags.append(at_op("error", f"stage '{producer}' cannot be computed inside itself", op, consumer))
             continue
-        if producer not in upstream(consumer, stages):
+        if not reads_through(consumer, producer, stages):
             diags.append(
                 at_op(
                     "error",
@@ -179,18 +180,24 @@ def check_schedules(
     return diags
 
 
-def upstream(stage: str, stages: dict[str, Stage]) -> set[str]:
-    """Every tensor `stage` reads, directly or through the stages that produce what it reads."""
+def reads_through(stage: str, tensor: str, stages: dict[str, Stage]) -> bool:
+    """Whether `stage` reads `tensor`, directly or through the stages that produce what it reads.
+
+    Breadth first with an early exit: a producer placed in its consumer is
+    usually read directly, so a chain of n placements costs O(n), not the
+    O(n^2) of computing every stage's whole upstream."""
     seen: set[str] = set()
-    todo = list(stages[stage].reads)
+    todo = deque(stages[stage].reads)
     while todo:
-        name = todo.pop()
+        name = todo.popleft()
+        if name == tensor:
+            return True
         if name in seen:
             continue
         seen.add(name)
         if name in stages:
             todo.extend(stages[name].reads)
-    return seen
+    return False
 
 
 def replay(nest: LoopNest, op: Operation, vectorized: list[d.VectorizeOp]) -> None:
