@@ -351,3 +351,12 @@ def test_emit_c_does_not_build(tmp_path, capsys, monkeypatch):
     status, out, err = run_cli(capsys, "run", write(tmp_path, "s.design", SHRINK), "--emit", "c")
     assert status == 0, err
     assert "void irkit_d(" in out or "irkit_d" in out
+
+
+def test_a_name_xdsl_cannot_hint_is_refused_not_crashed(tmp_path, capsys):
+    """`_6` once reached xDSL's name hints in lowering (`Invalid BlockArgument name format`)."""
+    path = write(tmp_path, "u.design", "design d { sizes { N = 8 } tensor _6 : f32[N] input tensor o : f32[N] output o[i] = _6[i] }\n")
+    status, _, err = run_cli(capsys, "run", path)
+    assert status == 1 and "tensor name '_6' cannot be used in C" in err
+    status, _, err = run_opt(capsys, path, "-p", "lower-design,lower-tensorop")
+    assert status == 1 and "internal error" not in err
