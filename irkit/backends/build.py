@@ -46,6 +46,7 @@ import hashlib
 import json
 import os
 import platform
+import re
 import shlex
 import shutil
 import subprocess
@@ -59,6 +60,20 @@ from irkit.diagnostics import Diagnostic, DiagnosticError
 DEFAULT_CFLAGS: tuple[str, ...] = ("-O3", "-march=native", "-fopenmp", "-fno-math-errno") + (
     ("-mprefer-vector-width=512",) if platform.machine() in ("x86_64", "AMD64") else ()
 )
+_MARCH = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*\Z")
+
+
+def march_cflags(march: str | None) -> list[str] | None:
+    """The flags for building for another ISA of this host's family (`--march x86-64-v3`: AVX2,
+    no AVX-512), or None for the defaults (`native`, or no `--march`): irkit's default flags
+    with `-march=native` replaced, so the same code is measured for either target."""
+    if march is None or march == "native":
+        return None
+    if not _MARCH.match(march):
+        raise _fail(f"--march '{march}' is not an ISA name (expected e.g. x86-64-v3, x86-64-v4, haswell, znver3)")
+    return [f"-march={march}" if flag == "-march=native" else flag for flag in DEFAULT_CFLAGS]
+
+
 BASE_FLAGS: tuple[str, ...] = (f"-std={C_STD}",)
 SHARED_FLAGS: tuple[str, ...] = ("-fPIC", "-shared")
 LIBS: tuple[str, ...] = ("-lm",)

@@ -49,6 +49,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--repeat", type=int, default=3, help="least number of timed runs (default 3)")
     p.add_argument("--min-time", type=float, default=1.0, help="least total timed seconds (default 1.0)")
     p.add_argument("--cflags", help="C compiler flags replacing the defaults, e.g. '-O2 -fopenmp'")
+    p.add_argument(
+        "--march",
+        metavar="ISA",
+        help="build for this ISA instead of the host's (-march=ISA in irkit's default flags), e.g. x86-64-v3 "
+        "for AVX2 without AVX-512",
+    )
 
 
 def parse_sizes(items: list[str]) -> dict[str, int]:
@@ -116,12 +122,18 @@ def time_kernel(kernel, inputs: dict[str, np.ndarray], sizes: dict[str, int], re
 
 def run(args: argparse.Namespace) -> int:
     from irkit.api import compile
+    from irkit.backends.build import march_cflags
     from irkit.metrics import work
     from irkit.reference import ReferenceEvalError, compare, reduction_lengths
-    from irkit.tools.opt import EXIT_INPUT, EXIT_OK, read_input
+    from irkit.tools.opt import EXIT_INPUT, EXIT_OK, UsageError, read_input
 
     sizes = parse_sizes(args.size)
-    cflags = args.cflags.split() if args.cflags is not None else None
+    if args.cflags is not None and args.march is not None:
+        raise UsageError("--cflags and --march both set the compiler flags; give one (--cflags '... -march=ISA')")
+    try:
+        cflags = args.cflags.split() if args.cflags is not None else march_cflags(args.march)
+    except DiagnosticError as exc:
+        raise UsageError(exc.diagnostics[0].message) from None
     text, name = read_input(args.file)  # a missing file is reported before anything else; '-' is stdin
     try:
         kernel = compile(text, sizes=sizes, cflags=cflags, name=name, build=args.emit is None)
