@@ -5,7 +5,8 @@ Each nest's `terms` map a term name to an expression (text in the syntax of
 `irkit.perf.expr`) over the kernel's sizes and the model's symbols: `cap`
 (the capacity, in lines, of the cache being priced), `sets` and `ways` (its
 sets and associativity), `line` (bytes per line), `lanes32` / `lanes64`
-(vector lanes of the hardware) and `cores`.
+(vector lanes of the hardware), `cores` and `window` (instructions the
+out-of-order core looks ahead).
 
     perf.kernel @triad {sizes = ["N"], kernel_bytes = "16 * N", hardware = {...}} {
       perf.nest {name = "io", origin = "triad.design:25:5", terms = {
@@ -16,13 +17,13 @@ Terms (per core, for the busiest core, unless said):
 
 | term | meaning |
 |---|---|
-| `instr_fp`, `instr_div`, `instr_sqrt`, `instr_exp`, `instr_exp_libm` (+`64`) | instructions of each kind (vector instructions where vectorised; an FMA is one `fp`) |
-| `instr_mem` | load and store instructions (per vector, or per lane of a gather) |
-| `instr_store` | the part of them that stores |
+| `instr_fp`, `instr_div`, `instr_sqrt`, `instr_exp`, `instr_exp_libm` (+`64` for f64) | instructions of each kind (an FMA is one `fp`), with the width in a suffix: none for full-width vectors (gcc's own vectorisation), `_vW` for the chunks of a `vectorize ... by W` loop (W lanes, or as many full vectors as W lanes take), `_s` for scalar instructions |
+| `instr_mem`, `instr_mem64` (same suffixes) | load and store instructions (per vector, or per lane of a gather: `_s`) |
+| `instr_store`, `instr_store64` (same suffixes) | the part of them that stores |
 | `flop_lanes` | floating-point operations of the busiest core (an FMA counts 2) |
 | `flops` | floating-point operations of all cores together (exact) |
 | `l1_bytes` | bytes every load and store moves |
-| `chain` | steps of accumulation chains (latency-bound), weighted by their dependent ops |
+| `chain_add`, `chain_fma`, `chain_mul`, `chain_max`, `chain_div` | steps of accumulation chains (latency-bound): the dependent ops of each latency class on them, divided by the chains the out-of-order `window` runs at once |
 | `lines` | lines moved into a cache of `cap` lines and `sets` sets (fills) |
 | `stored_lines` | the part of them that is written (each is written back too) |
 | `strided_lines` | the part read down a column (each a miss of its own) |
@@ -51,7 +52,7 @@ from xdsl.irdl import (
 from xdsl.traits import NoTerminator, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
-MODEL_SYMBOLS = frozenset({"cap", "sets", "ways", "line", "lanes32", "lanes64", "cores"})
+MODEL_SYMBOLS = frozenset({"cap", "sets", "ways", "line", "lanes32", "lanes64", "cores", "window"})
 
 
 def _check_expr(text: str, allowed: set[str], where: str) -> None:

@@ -62,8 +62,17 @@ LINE = "line"  # the line size, bytes
 LANES32 = "lanes32"  # f32 lanes of the hardware's vectors
 LANES64 = "lanes64"
 CORES = "cores"
+WINDOW = "window"  # instructions the out-of-order core looks ahead (0: none; the description's `ooo_window`)
+LOOP_CONTROL = 2  # instructions of a loop's own per iteration (the increment, the compare-and-branch)
 PAGE = 4096  # bytes of a page: the part of an address that is the same virtually and physically
 MMAP_THRESHOLD = 32 << 20  # glibc's DEFAULT_MMAP_THRESHOLD_MAX on 64-bit: larger blocks are always mmapped
+
+# Instruction counts carry the width of their instructions in the key's suffix, which the
+# pricing turns into bits with the hardware's vector width: `instr_fp` full-width vectors (gcc's
+# own vectorisation), `instr_fp_v8` chunks of a `vectorize ... by 8` loop (8 lanes, or as many
+# full vectors as 8 lanes take), `instr_fp_s` scalar instructions.  `64` after the kind marks f64.
+SCALAR = "_s"
+VECTOR_MARK = "_vec"  # while a vector loop's own counts wait to be counted in chunks
 
 ADD_CLASS = {"arith.addf", "arith.subf", "arith.mulf", "arith.maximumf", "arith.minimumf", "arith.negf",
              "arith.cmpf", "arith.select", "arith.maxnumf", "arith.minnumf", "math.absf"}  # fmt: skip
@@ -124,6 +133,7 @@ class Loop:
     ops: dict[str, int] = field(default_factory=dict)  # instruction kind -> count per iteration (direct)
     flops: int = 0  # per iteration (direct)
     chain: int = 0  # an accumulation into one location: dependent FP ops per step of its chain
+    chain_kinds: dict[str, int] = field(default_factory=dict)  # those ops by latency class (add, fma, max ...)
     carry: int = 0  # read-modify-writes the parent loop repeats: dependent FP ops from reload to store
     auto_vector: bool = False
     streamed: set[str] = field(default_factory=set)  # buffers this (vector) loop stores with streaming stores
@@ -370,7 +380,9 @@ class Reader:
             if invariant and reloaded:
                 carried = True
         if carried and (loop.ops.get("fp") or loop.ops.get("fp64")):
-            loop.chain = max(1, _chain_length(op))
+            kinds = _chain_kinds(op, self._fused)
+            loop.chain = max(1, sum(kinds.values()))
+            loop.chain_kinds = kinds or {"add": 1}
         elif self._reloaded_by_parent(loop) and (loop.ops.get("fp") or loop.ops.get("fp64")):
             loop.carry = max(1, _chain_length(op))
         if loop.ops.get("exp_libm") or loop.ops.get("exp_libm64"):
@@ -443,6 +455,63 @@ def _at_point(dim: tuple[dict[str, int], Expr], point: dict[str, int]) -> tuple[
     coeffs, rest = dim
     shift = sum(k * point[v] for v, k in coeffs.items() if v in point)
     return {v: k for v, k in coeffs.items() if v not in point}, rest + shift
+
+
+# The latency class of each op on an accumulation chain (the description gives a latency per
+# class: `fp_latency` for adds, `fma_latency`, `mul_latency`, `max_latency`, `div_latency`).
+LATENCY_CLASS = {
+    "arith.addf": "add", "arith.subf": "add", "arith.negf": "add", "math.absf": "add",
+    "arith.mulf": "mul", "arith.maximumf": "max", "arith.minimumf": "max", "arith.maxnumf": "max",
+    "arith.minnumf": "max", "arith.cmpf": "max", "arith.select": "max", "arith.divf": "div",
+    "math.sqrt": "div", "math.exp": "fma",
+}  # fmt: skip
+
+
+def _chain_kinds(op: lp.ForOp, fused) -> dict[str, int]:
+    """The ops of the longest accumulation chain of an innermost loop (from the load of an
+    accumulator to its store), counted by latency class; an add fused with its multiply into an
+    FMA (`fused(add)`) counts as `fma`."""
+    body = list(op.body.block.ops)
+    loads = [o for o in body if isinstance(o, lp.LoadOp)]
+    best: list[Operation] = []
+    for st in (o for o in body if isinstance(o, lp.StoreOp)):
+        sources = {ld.results[0] for ld in loads if ld.memref is st.memref and list(ld.indices) == list(st.indices)}
+        if sources:
+            path = _longest_path(st.value, sources, op.body.block, {})
+            if path is not None and _path_weight(path) > _path_weight(best):
+                best = path
+    kinds: dict[str, int] = {}
+    for o in best:
+        cls = LATENCY_CLASS.get(o.name, "add")
+        if cls == "add" and o.name == "arith.addf" and fused(o):
+            cls = "fma"
+        kinds[cls] = kinds.get(cls, 0) + 1
+    return kinds
+
+
+def _path_weight(path: list[Operation]) -> int:
+    return sum(2 if o.name in ("arith.maximumf", "arith.minimumf") else 1 for o in path)
+
+
+def _longest_path(
+    v: SSAValue, sources: set[SSAValue], block: Block, memo: dict[SSAValue, list[Operation] | None]
+) -> list[Operation] | None:
+    """The FP ops on the longest path from one of `sources` to `v` inside `block` (None: no path)."""
+    if v in sources:
+        return []
+    if v in memo:
+        return memo[v]
+    memo[v] = None
+    owner = v.owner
+    result = None
+    if isinstance(owner, Operation) and owner.parent_block() is block:
+        paths = [p for p in (_longest_path(x, sources, block, memo) for x in owner.operands) if p is not None]
+        if paths:
+            longest = max(paths, key=_path_weight)
+            counted = owner.name in ADD_CLASS or owner.name in KIND_OF
+            result = [*longest, owner] if counted else longest
+    memo[v] = result
+    return result
 
 
 def _chain_length(op: lp.ForOp) -> int:
@@ -847,26 +916,36 @@ def instr_count(root: Loop, per_core: bool = True) -> dict[str, Expr]:
         for child in loop.loops:
             for k, v in body(child).items():
                 put(k, v)
-        for kind, count in loop.ops.items():  # the direct work of one iteration
-            put("instr_" + kind, ex.const(count))
+        vectorised = not loop.loops and bool(loop.vector or loop.auto_vector)
+        # The direct work of one iteration.  Instructions of a vector loop are marked `_vec` until
+        # they are counted in chunks below; all others are scalar (`_s`).
+        mark = VECTOR_MARK if vectorised else SCALAR
+        for kind, count in loop.ops.items():
+            put("instr_" + kind + mark, ex.const(count))
         if loop.flops:
             put("flop_lanes", ex.const(loop.flops))
-        vectorised = not loop.loops and bool(loop.vector or loop.auto_vector)
         for a in loop.accesses:
             if a.buf.local or a.hoisted:
                 continue
             put("l1_bytes", ex.const(a.buf.elem))
+            wide = "64" if a.buf.elem == 8 else ""
             if vectorised and not _unit_or_invariant(a, loop.var):
-                put("elem_mem", ex.ONE)  # gathered or scattered: one scalar access a lane ...
-                put("elem_fp", ex.ONE)  # ... and one insert or extract
+                put("elem_mem" + wide, ex.ONE)  # gathered or scattered: one scalar access a lane ...
+                put("elem_fp" + wide, ex.ONE)  # ... and one insert or extract
                 if a.store:
-                    put("elem_store", ex.ONE)
+                    put("elem_store" + wide, ex.ONE)
             else:
-                put("instr_mem", ex.ONE)
+                put("instr_mem" + wide + mark, ex.ONE)
                 if a.store:
-                    put("instr_store", ex.ONE)
+                    put("instr_store" + wide + mark, ex.ONE)
         if loop.chain:
-            put("chain", ex.const(loop.chain))
+            # Chains of successive entries are independent: the out-of-order window (`window`
+            # instructions) runs 1 + window / (instructions of one entry's chain) of them at once.
+            steps = ex.cdiv(loop.trips(), loop.vector) if loop.vector else loop.trips()
+            per_step = sum(loop.ops.values()) + len([a for a in loop.accesses if not a.buf.local]) + LOOP_CONTROL
+            in_flight = ex.ONE + ex.rdiv(ex.sym(WINDOW), ex.max_(steps * per_step, 1))
+            for cls, count in (loop.chain_kinds or {"add": loop.chain}).items():
+                put("chain_" + cls, ex.rdiv(ex.const(count), in_flight))
         n = loop.core_trips() if per_core else loop.trips()
         if loop.carry:
             res["carry"] = ex.const(loop.carry)
@@ -877,24 +956,26 @@ def instr_count(root: Loop, per_core: bool = True) -> dict[str, Expr]:
                 summed[k] = total_over(loop, v, per_core)
             elif k in ("carry", "carry_steps"):  # once per entry of the innermost loop
                 summed[k] = v if not loop.loops else total_over(loop, v, per_core)
-            elif k == "chain" and loop.vector and not loop.loops:  # one step per W-wide chunk
+            elif k.startswith("chain_") and loop.vector and not loop.loops:  # one step per W-wide chunk
                 summed[k] = _sum_with(loop, v, ex.cdiv(n, loop.vector))
-            elif k.startswith("instr_") and not loop.loops and (loop.vector or loop.auto_vector):
-                hw_lanes = ex.sym(LANES64 if k.endswith("64") else LANES32)
+            elif k.endswith(VECTOR_MARK):
+                base = k[: -len(VECTOR_MARK)]
+                hw_lanes = ex.sym(LANES64 if base.endswith("64") else LANES32)
                 if loop.vector:  # W-wide chunks, each as many hardware vectors as it takes
                     chunks = ex.cdiv(n, loop.vector) * ex.cdiv(loop.vector, hw_lanes)
-                else:
-                    chunks = ex.cdiv(n, hw_lanes)
-                summed[k] = _sum_with(loop, v, chunks)
+                    summed[f"{base}_v{loop.vector}"] = _sum_with(loop, v, chunks)
+                else:  # gcc's own vectorisation: full-width vectors
+                    summed[base] = _sum_with(loop, v, ex.cdiv(n, hw_lanes))
             else:
                 summed[k] = total_over(loop, v, per_core)
         return summed
 
     out = body(root)
-    for kind in ("mem", "fp", "store"):  # per-element work of gathers joins the instructions
+    for kind in ("mem", "fp", "store", "mem64", "fp64", "store64"):  # gathers' per-element work: scalar
         extra = out.pop("elem_" + kind, None)
         if extra is not None:
-            out["instr_" + kind] = out.get("instr_" + kind, ex.ZERO) + extra
+            key = "instr_" + kind + SCALAR
+            out[key] = out.get(key, ex.ZERO) + extra
     return out
 
 

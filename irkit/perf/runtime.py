@@ -53,6 +53,95 @@ STORE_WEIGHT = 3.0
 CACHE_SHARE = 0.5
 
 
+# The throughput figure of each instruction kind, and the work one lane of it counts there
+# (an FMA lane is 2 flops; a division, a root or an exp one result).
+_THROUGHPUT = {
+    "fp": ("flops_f32", 2.0),
+    "fp64": ("flops_f64", 2.0),
+    "div": ("div_f32", 1.0),
+    "div64": ("div_f64", 1.0),
+    "sqrt": ("sqrt_f32", 1.0),
+    "sqrt64": ("sqrt_f64", 1.0),
+    "exp": ("exp_f32", 1.0),
+    "exp64": ("exp_f64", 1.0),
+}
+_LIBM = {"exp_libm": "libm_exp_f32", "exp_libm64": "libm_exp_f64"}  # one call an element, no vector
+UNIT_OF = {kind: "divider" for kind in ("div", "div64", "sqrt", "sqrt64")} | {kind: "call" for kind in _LIBM}
+
+
+def latency_cycles(cls, hw):
+    """The latency in cycles of one op of a latency class on a chain: the description's figure for
+    the class (`fma_latency`, `mul_latency`, `max_latency`, `div_latency`), else `fp_latency`."""
+    own = hw.get(cls + "_latency") if cls != "add" else None
+    return own if own else hw.get("fp_latency", 0.0)
+
+
+def instruction_key(key):
+    """(kind, element bits, width) of an instruction-count term, or None for other terms.
+
+    `width` is 'full' (full hardware vectors), 'scalar', or the lanes W of a
+    `vectorize ... by W` loop (`instr_fp_v8`): see irkit.perf.analysis."""
+    if not key.startswith("instr_"):
+        return None
+    rest = key[len("instr_") :]
+    width = "full"
+    if rest.endswith("_s"):
+        rest, width = rest[:-2], "scalar"
+    else:
+        head, sep, lanes = rest.rpartition("_v")
+        if sep and lanes.isdigit():
+            rest, width = head, int(lanes)
+    elem_bits = 64 if rest.endswith("64") else 32
+    return rest, elem_bits, width
+
+
+def width_bits(elem_bits, width, hw):
+    """The bits of one instruction: full vectors, one element, or W lanes (at most a full vector)."""
+    if width == "full":
+        return float(hw["simd"])
+    if width == "scalar":
+        return float(elem_bits)
+    return float(min(width * elem_bits, hw["simd"]))
+
+
+def instruction_seconds(kind, elem_bits, width, hw):
+    """Seconds one instruction of `kind` takes at its width, from the description's throughputs.
+
+    A figure measured at the instruction's width (`flops_f32_w[256]`, ...) prices it by its lanes;
+    without one the instruction costs what a full-width one does (a core whose units run any
+    width at the same instruction rate, as Intel's do; Zen 4 runs 256-bit FMAs twice as often
+    as 512-bit ones, which its per-width figures say)."""
+    if kind in _LIBM:
+        rate = hw.get(_LIBM[kind])
+        if not rate:
+            raise KeyError(f"the hardware description has no '{_LIBM[kind]}', the throughput of the C library's exp")
+        return 1.0 / rate
+    if kind not in _THROUGHPUT:
+        raise KeyError(f"the model has no price for '{kind}' instructions")
+    name, per_lane = _THROUGHPUT[kind]
+    full = hw.get(name)
+    if not full:
+        raise KeyError(f"the hardware description has no '{name}', the throughput of {kind} instructions")
+    bits = width_bits(elem_bits, width, hw)
+    if width != "full":
+        measured = (hw.get(name + "_w") or {}).get(int(bits))
+        if measured:
+            return per_lane * (bits / elem_bits) / measured
+    return per_lane * (hw["simd"] / elem_bits) / full
+
+
+def l1_seconds(elem_bits, width, hw):
+    """Seconds of L1 bandwidth one load (weighted as a triad's) of that width takes: its bytes at the
+    bandwidth measured at its width, else a full vector's bytes at the full-width bandwidth."""
+    l1 = hw["levels"][0]
+    bits = width_bits(elem_bits, width, hw)
+    if width != "full":
+        measured = (l1.get("bandwidth_w") or {}).get(int(bits))
+        if measured:
+            return bits / 8.0 / measured
+    return hw["simd"] / 8.0 / l1["bandwidth"]
+
+
 def _sets(level, line):
     """Sets of a cache level: lines / ways (a description without `ways`: fully associative)."""
     if level.get("ways"):
@@ -91,16 +180,9 @@ def price(nests, kernel_terms, env, hw, cold=False):
     lanes32 = hw["simd"] / 32.0
     base = dict(env)
     base.update({"line": line, "lanes32": lanes32, "lanes64": hw["simd"] / 64.0, "cores": float(hw["cores"])})
+    base["window"] = float(hw.get("ooo_window", 0.0))
     kernel_wide = kernel_terms(base)
     kernel_bytes = kernel_wide["kernel_bytes"]
-    instr_cost = {
-        "fp": 2.0 * lanes32 / hw["flops_f32"],
-        "fp64": hw["simd"] / 32.0 / hw["flops_f64"],
-        "div": lanes32 / hw["div_f32"] if hw.get("div_f32") else None,
-        "sqrt": lanes32 / hw["sqrt_f32"] if hw.get("sqrt_f32") else None,
-        "exp": lanes32 / hw["exp_f32"] if hw.get("exp_f32") else None,
-        "exp_libm": 1.0 / hw["libm_exp_f32"] if hw.get("libm_exp_f32") else None,
-    }
     total = 0.0
     parts = {"compute": 0.0, "chain": 0.0, "L1": 0.0}
     for lv in levels[1:]:
@@ -113,28 +195,41 @@ def price(nests, kernel_terms, env, hw, cold=False):
     for name, core_terms, fill_terms, miss_terms in nests:
         t = core_terms(base)
         active = np.maximum(t.get("active", 1.0), 1.0)
-        compute = 0.0
+        # In-core work by the unit that runs it: the FP pipes (adds, multiplies, FMAs, min/max, and
+        # the polynomial exp), the divider (divisions, square roots: a separate, partly pipelined
+        # unit the FP pipes work beside), and C library calls (a call serialises its loop).
+        busy = {"fp": 0.0, "divider": 0.0, "call": 0.0}
+        slots = 0.0  # L1 time of the loads and stores, in seconds
         for key, value in t.items():
-            if not key.startswith("instr_") or key in ("instr_mem", "instr_store"):
+            parsed = instruction_key(key)
+            if parsed is None:
                 continue
-            kind = key[len("instr_") :]
-            cost = instr_cost.get(kind)
-            if cost is None:
-                field = {"exp_libm": "libm_exp_f32", "fp64": "flops_f64"}.get(kind, kind + "_f32")
-                raise KeyError(f"the hardware description has no '{field}', the throughput of {kind} instructions")
-            compute = compute + value * cost
-        chain = t.get("chain", 0.0) * hw.get("fp_latency", 0.0) / hw["frequency"]
+            kind, elem_bits, width = parsed
+            if kind in ("mem", "store", "mem64", "store64"):
+                continue
+            unit = UNIT_OF.get(kind, "fp")
+            busy[unit] = busy[unit] + value * instruction_seconds(kind, elem_bits, width, hw)
+        compute = np.maximum(busy["fp"], busy["divider"]) + busy["call"]
+        for key, value in t.items():
+            parsed = instruction_key(key)
+            if parsed is None or parsed[0] not in ("mem", "mem64"):
+                continue
+            _, elem_bits, width = parsed
+            stores = t.get("instr_store" + key[len("instr_mem") :], 0.0)
+            # a store weighs STORE_WEIGHT loads; the calibrated bandwidth is a triad's (2 loads and
+            # 1 store a vector, counted as 3 x vector bytes)
+            weighted = (value - stores + STORE_WEIGHT * stores) * 3.0 / (2.0 + STORE_WEIGHT)
+            slots = slots + weighted * l1_seconds(elem_bits, width, hw)
+        chain_cycles = 0.0
+        for key, value in t.items():
+            if key.startswith("chain_"):
+                chain_cycles = chain_cycles + value * latency_cycles(key[len("chain_") :], hw)
+        chain = chain_cycles / hw["frequency"]
         # an accumulator kept in memory across an outer loop: each entry of the inner loop
         # reloads what the entry before stored, so the entries queue on forwarding + the adds
         carry_cycles = t.get("carry", 0.0) * hw.get("fp_latency", 0.0)
         carry = (carry_cycles + t.get("carry_steps", 0.0) * hw.get("store_forward", 0.0)) / hw["frequency"]
-        # L1: load and store instructions, a store weighing STORE_WEIGHT loads; the calibrated
-        # bandwidth is a triad's (2 loads + 1 store a vector, counted as 3 x vector bytes)
-        mem = t.get("instr_mem", 0.0)
-        stores = t.get("instr_store", 0.0)
-        slots = (mem - stores + STORE_WEIGHT * stores) * 3.0 / (2.0 + STORE_WEIGHT)
-        l1 = slots * (hw["simd"] / 8.0) / levels[0]["bandwidth"]
-        l1 = l1 + carry  # the stalled entries do not overlap their own loads and stores
+        l1 = slots + carry  # the stalled entries do not overlap their own loads and stores
         terms = {"compute": compute, "chain": chain, "L1": l1}
         strided = 0.0
         # traffic into each level from the one below it

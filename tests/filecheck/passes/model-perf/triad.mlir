@@ -22,7 +22,7 @@ builtin.module {
 
 // CHECK:      perf.kernel "triad" attributes {sizes = ["N"], kernel_bytes = "16 * N", hardware = {name = "generic"}, assumptions = []} {
 // CHECK-NEXT:   perf.nest {name = "io", terms = {
-// CHECK-SAME:     instr_mem = "4 * {{s[0-9]+}} * {{s[0-9]+}} * {{s[0-9]+}} + 4 * {{s[0-9]+}} * {{s[0-9]+}} * {{s[0-9]+}}"
+// CHECK-SAME:     instr_mem_v8 = "4 * {{s[0-9]+}} * {{s[0-9]+}} * {{s[0-9]+}} + 4 * {{s[0-9]+}} * {{s[0-9]+}} * {{s[0-9]+}}"
 // CHECK-SAME:     flops = "2 * {{s[0-9]+}} * max(0, {{s[0-9]+}}) + 2 * max(0, min(N, 64 * {{s[0-9]+}} + 64) - 64 * {{s[0-9]+}}) * min(1, {{s[0-9]+}})"
 // CHECK-SAME:     active = "min(cores, {{s[0-9]+}})", regions = "1"
 // CHECK-SAME:     streamed_lines = "le(33554432, {{s[0-9]+}}, le(128, 4 * {{s[0-9]+}}, {{s[0-9]+}}, 0), 0)"
