@@ -134,6 +134,7 @@ class Loop:
     flops: int = 0  # per iteration (direct)
     chain: int = 0  # an accumulation into one location: dependent FP ops per step of its chain
     chain_kinds: dict[str, int] = field(default_factory=dict)  # those ops by latency class (add, fma, max ...)
+    chain_store: Access | None = None  # the accumulator's store
     carry: int = 0  # read-modify-writes the parent loop repeats: dependent FP ops from reload to store
     auto_vector: bool = False
     streamed: set[str] = field(default_factory=set)  # buffers this (vector) loop stores with streaming stores
@@ -379,6 +380,7 @@ class Reader:
             reloaded = any(not a.store and a.buf is st.buf and a.dims == st.dims for a in loop.accesses)
             if invariant and reloaded:
                 carried = True
+                loop.chain_store = st
         if carried and (loop.ops.get("fp") or loop.ops.get("fp64")):
             kinds = _chain_kinds(op, self._fused)
             loop.chain = max(1, sum(kinds.values()))
@@ -941,7 +943,7 @@ def instr_count(root: Loop, per_core: bool = True) -> dict[str, Expr]:
         if loop.chain:
             # Chains of successive entries are independent: the out-of-order window (`window`
             # instructions) runs 1 + window / (instructions of one entry's chain) of them at once.
-            steps = ex.cdiv(loop.trips(), loop.vector) if loop.vector else loop.trips()
+            steps = _chain_steps(loop)
             per_step = sum(loop.ops.values()) + len([a for a in loop.accesses if not a.buf.local]) + LOOP_CONTROL
             in_flight = ex.ONE + ex.rdiv(ex.sym(WINDOW), ex.max_(steps * per_step, 1))
             for cls, count in (loop.chain_kinds or {"add": loop.chain}).items():
@@ -977,6 +979,25 @@ def instr_count(root: Loop, per_core: bool = True) -> dict[str, Expr]:
             key = "instr_" + kind + SCALAR
             out[key] = out.get(key, ex.ZERO) + extra
     return out
+
+
+def _chain_steps(loop: Loop) -> Expr:
+    """Steps of one chain of an accumulating innermost loop: its own (W-wide chunks when vectorised),
+    times those of the loops around it that leave the accumulator where it is (a convolution's
+    c, r, s around its innermost s: the chain runs over all three, one chain an output element).
+    Each such loop must hold nothing but the next one in, or its other work breaks the chain."""
+    steps = ex.cdiv(loop.trips(), loop.vector) if loop.vector else loop.trips()
+    st = loop.chain_store
+    if st is None:
+        return steps
+    used = {v for d in st.dims if d is not None for v in d[0]}
+    node = loop
+    while node.parent is not None and node.parent.var not in used and len(node.parent.loops) == 1:
+        node = node.parent
+        if node.accesses or node.ops:
+            break
+        steps = steps * node.trips()
+    return steps
 
 
 def _sum_with(loop: Loop, body: Expr, count: Expr) -> Expr:

@@ -34,18 +34,17 @@ import numpy as np
 
 # ---- the model (everything below is copied into emitted modules) ----
 
-# How much of the time the slowest memory level needs is hidden under the
-# core's own work (compute, latency chains, L1).  0 would be ECM's no
-# overlap, 1 a roofline's full overlap.  An assumption of the model, not a
-# hardware figure: 0.5 fits the validation suite on this host best
-# (docs/perf-model.md gives the other rules tried and their errors).
+# How much of a memory level's transfer time hides under the core's own work
+# (compute, latency chains, L1): 0 is ECM's non-overlapping level, 1 a
+# roofline's.  A hardware figure: `irkit calibrate` measures it per level
+# (`overlap` in each cache level, `dram { overlap }`); a description without
+# it gets this default, half way between the two.
 MEMORY_OVERLAP = 0.5
 
-# What a store costs the L1 in load slots.  A 256-bit core has two load ports
-# and one store port (2 would say so); 3 also covers the store's address
-# generation and the write into the line, and fits the validation suite
-# best (docs/perf-model.md).  An assumption of the model, not a hardware figure.
-STORE_WEIGHT = 3.0
+# What a store costs the L1 in load slots.  A hardware figure too (`store_weight`
+# in `cache L1`, measured by `irkit calibrate`); without it, 2: a core with two
+# load ports and one store port takes one store in the time of two loads.
+STORE_WEIGHT = 2.0
 
 # The share of a cache the model counts on holding a working set: caches are
 # not fully associative and hold other data too.  An assumption of the model,
@@ -71,8 +70,9 @@ UNIT_OF = {kind: "divider" for kind in ("div", "div64", "sqrt", "sqrt64")} | {ki
 
 def latency_cycles(cls, hw):
     """The latency in cycles of one op of a latency class on a chain: the description's figure for
-    the class (`fma_latency`, `mul_latency`, `max_latency`, `div_latency`), else `fp_latency`."""
-    own = hw.get(cls + "_latency") if cls != "add" else None
+    the class (`add_latency`, `fma_latency`, `mul_latency`, `max_latency`, `div_latency`), else
+    `fp_latency`."""
+    own = hw.get(cls + "_latency")
     return own if own else hw.get("fp_latency", 0.0)
 
 
@@ -183,6 +183,9 @@ def price(nests, kernel_terms, env, hw, cold=False):
     base["window"] = float(hw.get("ooo_window", 0.0))
     kernel_wide = kernel_terms(base)
     kernel_bytes = kernel_wide["kernel_bytes"]
+    overlap = {lv["name"]: lv["overlap"] for lv in levels[1:] if "overlap" in lv}
+    if "dram_overlap" in hw:
+        overlap["DRAM"] = hw["dram_overlap"]
     total = 0.0
     parts = {"compute": 0.0, "chain": 0.0, "L1": 0.0}
     for lv in levels[1:]:
@@ -218,7 +221,8 @@ def price(nests, kernel_terms, env, hw, cold=False):
             stores = t.get("instr_store" + key[len("instr_mem") :], 0.0)
             # a store weighs STORE_WEIGHT loads; the calibrated bandwidth is a triad's (2 loads and
             # 1 store a vector, counted as 3 x vector bytes)
-            weighted = (value - stores + STORE_WEIGHT * stores) * 3.0 / (2.0 + STORE_WEIGHT)
+            weight = levels[0].get("store_weight", STORE_WEIGHT)
+            weighted = (value - stores + weight * stores) * 3.0 / (2.0 + weight)
             slots = slots + weighted * l1_seconds(elem_bits, width, hw)
         chain_cycles = 0.0
         for key, value in t.items():
@@ -266,11 +270,17 @@ def price(nests, kernel_terms, env, hw, cold=False):
                 terms[below["name"]] = moved / bw
         terms["chain"] = np.maximum(terms["chain"], strided)  # latencies: the longer one sets the pace
         core = np.maximum(np.maximum(terms["compute"], terms["chain"]), terms["L1"])
+        # ECM-style composition: each level's transfer time hides under the core's work by that
+        # level's overlap (1: fully, a roofline; 0: not at all, ECM's non-overlapping levels); the
+        # least hidden part is added to the core's time, and no level can be faster than its own.
         memory = 0.0
+        exposed = 0.0
         for key, v in terms.items():
-            if key not in ("compute", "chain", "L1"):
-                memory = np.maximum(memory, v)
-        nest_time = np.maximum(core + (1.0 - MEMORY_OVERLAP) * memory, memory)
+            if key in ("compute", "chain", "L1"):
+                continue
+            memory = np.maximum(memory, v)
+            exposed = np.maximum(exposed, (1.0 - overlap.get(key, MEMORY_OVERLAP)) * v)
+        nest_time = np.maximum(core + exposed, memory)
         overhead = t.get("regions", 0.0) * hw.get("parallel_overhead", 0.0)
         nest_time = nest_time + overhead
         total = total + nest_time

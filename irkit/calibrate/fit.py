@@ -1,0 +1,343 @@
+"""Figures the cost model needs that no single throughput gives, fitted on microbenchmark documents.
+
+Some of the model's figures are not a rate a loop can run at but a
+property of how the core combines work: how long one op of an accumulation
+chain takes (by latency class), how far the out-of-order window reaches
+across independent chains, what a store costs the L1 in load slots, and how
+much of each memory level's transfer time hides under the core's work
+(ECM's overlap).  Each is measured here the way the model will use it: a
+small design document whose cost the figure decides is compiled by irkit,
+timed, and the figure is solved for (by bisection) so that irkit's own
+prediction of that document matches the measured time.  The model and the
+figure then agree by construction on these kernels -- and only on these:
+they are calibration microbenchmarks, never the validation suite, so the
+suite stays an independent test (issue 15: "fit them per host on
+calibration microbenchmarks, never on the validate suite").
+
+A figure whose fit lands on the edge of its range (the prediction cannot
+reach the measured time with any plausible value: the benchmark is bound by
+something else) is reported and left out, so the model keeps its default.
+
+Each document is timed by a small C wrapper compiled with the kernel that
+calls it `reps` times between two clock reads, so even an L1-resident
+kernel of a microsecond is timed without the Python call in the way.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+# ---- the documents -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FitCase:
+    """One figure, the document whose predicted time it decides, and where to look for it."""
+
+    figure: str  # a key of the hardware values (`fma_latency`) or `L1.store_weight`, `L2.overlap`, `dram.overlap`
+    document: str
+    sizes: dict[str, int]
+    lo: float
+    hi: float
+    why: str  # what the benchmark is, for the description's comment
+
+
+def _chain_doc(name: str, statement: str, relaxed: bool) -> str:
+    assume = "  assume { relaxed_math }\n" if relaxed else ""
+    return (
+        f"design {name} {{\n  sizes {{ E = 8, L = 64 }}\n  tensor a : f32[E, L] input\n  tensor b : f32[L] input\n"
+        f"  tensor o : f32[E] output\n  {statement}\n{assume}}}\n"
+    )
+
+
+def _stream_doc(name: str, flops: int) -> str:
+    """`y[i] = p(x[i], z[i])`, a polynomial of `flops` FMAs (the first one `x * 1.5 + z`: a triad),
+    vectorised: FMAs only, so the compute side is the FMA peak's."""
+    expr = "x[r, i] * 1.5 + z[r, i]"
+    for k in range(1, flops):
+        expr = f"({expr}) * {1 + k / 64:.6f} + {0.5 + k / 128:.6f}"
+    return (
+        f"design {name} {{\n  sizes {{ R = 8, N = 1024 }}\n  tensor x : f32[R, N] input\n  tensor z : f32[R, N] input\n"
+        f"  tensor y : f32[R, N] output\n  y[r, i] = {expr}\n  schedule y {{ vectorize i }}\n"
+        "  assume { relaxed_math }\n}\n"
+    )
+
+
+def chain_cases() -> list[FitCase]:
+    """Latencies of chain ops (long chains: the window's overlap is negligible) and the window."""
+    fma = _chain_doc("cal_fma_chain", "o[e] += a[e, k] * b[k]", relaxed=True)
+    add = _chain_doc("cal_add_chain", "o[e] += a[e, k]", relaxed=False)
+    mx = _chain_doc("cal_max_chain", "o[e] max= a[e, k]", relaxed=False)
+    return [
+        FitCase("add_latency", add, {"E": 4, "L": 16384}, 0.5, 40, "o[e] += a[e, k]: one chain of dependent adds"),
+        FitCase("fma_latency", fma, {"E": 4, "L": 16384}, 0.5, 40, "o[e] += a[e, k] * b[k]: dependent FMAs"),
+        FitCase("max_latency", mx, {"E": 4, "L": 16384}, 0.5, 40, "o[e] max= a[e, k]: dependent NaN-correct maxima"),
+        FitCase(
+            "ooo_window", fma, {"E": 512, "L": 128}, 0.0, 4096,
+            "o[e] += a[e, k] * b[k] with entries of 128: chains of successive entries overlap",
+        ),  # fmt: skip
+    ]
+
+
+def stream_cases(levels: list[dict], flops_for: Callable[[dict], int], dram_bandwidth: float) -> list[FitCase]:
+    """The L1's store weight, and each level's overlap, from streams resident in that level."""
+    cases = []
+    l1 = levels[0]
+    n1 = max(64, int(_capacity(l1) * 0.25 / 12))  # three f32 arrays in a quarter of the L1
+    cases.append(
+        FitCase(
+            "L1.store_weight", _scale_doc(), {"R": 1, "N": _round(n1, 64)}, 0.25, 8.0,
+            "y[i] = x[i] * 1.5 in L1: one load and one store an element, against the triad's bandwidth",
+        )  # fmt: skip
+    )
+    for level in levels[1:]:
+        n = max(1024, int(_capacity(level) * 0.3 / 12))
+        cases.append(_overlap_case(level["name"] + ".overlap", n, flops_for(level), level["name"]))
+    # DRAM: arrays four times the last level, one core (its bandwidth_core)
+    n = int(4 * _capacity(levels[-1]) / 12)
+    cases.append(_overlap_case("dram.overlap", n, flops_for({"bandwidth": dram_bandwidth}), "DRAM"))
+    return cases
+
+
+def _scale_doc() -> str:
+    return (
+        "design cal_scale {\n  sizes { R = 1, N = 1024 }\n  tensor x : f32[R, N] input\n  tensor y : f32[R, N] output\n"
+        "  y[r, i] = x[r, i] * 1.5\n  schedule y { vectorize i }\n}\n"
+    )
+
+
+def _overlap_case(figure: str, n: int, flops: int, level: str) -> FitCase:
+    rows = 8
+    return FitCase(
+        figure, _stream_doc(f"cal_overlap_{level.lower()}", flops), {"R": rows, "N": _round(n // rows, 64)}, 0.0, 1.0,
+        f"a stream of 3 arrays resident in {level} with {flops} FMAs an element: compute and transfer about equal",
+    )  # fmt: skip
+
+
+def _capacity(level: dict) -> float:
+    return float(level.get("effective_size") or level["size"])
+
+
+def _round(n: int, multiple: int) -> int:
+    return max(multiple, n // multiple * multiple)
+
+
+# ---- timing ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Timed:
+    """A document compiled with a repeat wrapper: `seconds(reps)` times `reps` calls in C."""
+
+    kernel: object  # irkit.api.Kernel
+    wrapper: object
+    args: list[object] = field(default_factory=list)
+    keep: list[np.ndarray] = field(default_factory=list)
+
+    def seconds(self, reps: int) -> float:
+        return float(self.wrapper(ctypes.c_int64(reps), *self.args))
+
+
+def compile_timed(document: str, sizes: dict[str, int], cflags: list[str] | None = None) -> Timed:
+    """The document's kernel, built with a C function that calls it `reps` times and returns the seconds."""
+    import irkit
+    from irkit.backends.build import compile_and_load
+    from irkit.backends.c import c_symbol
+    from irkit.backends.runner import CompiledKernel
+    from irkit.kernel_abi import find_kernels, kernel_args
+
+    kernel = irkit.compile(document, sizes=sizes, cflags=cflags, build=False, name="<calibration>")
+    (func,) = find_kernels(kernel.levels["loop"])
+    sizes_list, tensors = kernel_args(func)
+    size_values = {s.value for s in sizes_list}
+    params, call = [], []
+    for k, arg in enumerate(func.body.block.args):
+        if arg in size_values:
+            params.append(f"int64_t s{k}")
+        else:
+            params.append(f"void *p{k}")
+        call.append(f"s{k}" if arg in size_values else f"p{k}")
+    wrapper = f"""
+#include <time.h>
+double irkit_cal_repeat(int64_t reps, {", ".join(params)})
+{{
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int64_t r = 0; r < reps; r++) {{
+        {c_symbol(func.sym_name.data)}({", ".join(call)});
+        __asm__ volatile("" ::: "memory");
+    }}
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+}}
+"""
+    library = compile_and_load(kernel.c_source + wrapper, cflags)
+    compiled = CompiledKernel(func, library)
+    fn = library.irkit_cal_repeat
+    fn.restype = ctypes.c_double
+    resolved = compiled.resolve_sizes(sizes)
+    arrays = {}
+    rng = np.random.default_rng(0)
+    for t in tensors:
+        buf = compiled.empty(t.name, resolved)
+        buf[...] = rng.uniform(0.5, 1.5, size=buf.shape).astype(buf.dtype)
+        arrays[t.name] = buf
+    args: list[object] = []
+    by_value = {s.value: s.name for s in sizes_list}
+    tensors_by_value = {t.value: t.name for t in tensors}
+    argtypes = [ctypes.c_int64]
+    for arg in func.body.block.args:
+        if arg in by_value:
+            args.append(ctypes.c_int64(resolved[by_value[arg]]))
+            argtypes.append(ctypes.c_int64)
+        else:
+            args.append(ctypes.c_void_p(arrays[tensors_by_value[arg]].ctypes.data))
+            argtypes.append(ctypes.c_void_p)
+    fn.argtypes = argtypes
+    return Timed(kernel, fn, args, list(arrays.values()))
+
+
+def seconds_per_call(timed: Timed, target: float = 0.02, trials: int = 5) -> float:
+    """The best of `trials` timings of enough calls to take about `target` seconds, per call."""
+    timed.seconds(1)  # warm: page faults, thread start
+    reps = 1
+    while True:
+        t = timed.seconds(reps)
+        if t >= target / 4 or reps >= 1 << 24:
+            break
+        reps *= 4
+    reps = max(1, int(reps * target / max(t, 1e-9)))
+    return min(timed.seconds(reps) for _ in range(trials)) / reps
+
+
+# ---- solving --------------------------------------------------------------------------------
+
+
+@dataclass
+class Fitted:
+    figure: str
+    value: float | None  # None: left out (see `note`)
+    measured: float  # seconds per call
+    note: str
+
+
+def solve(predicted: Callable[[float], float], measured: float, lo: float, hi: float, steps: int = 40) -> float | None:
+    """The value in [lo, hi] at which `predicted` (monotone) meets `measured`; None if it does not
+    cross it inside the range (the benchmark is bound by something the figure does not decide)."""
+    f_lo, f_hi = predicted(lo) - measured, predicted(hi) - measured
+    if f_lo == 0:
+        return lo
+    if f_hi == 0:
+        return hi
+    if (f_lo > 0) == (f_hi > 0):
+        return None
+    a, b = lo, hi
+    for _ in range(steps):
+        mid = (a + b) / 2
+        f_mid = predicted(mid) - measured
+        if (f_mid > 0) == (f_lo > 0):
+            a, f_lo = mid, f_mid
+        else:
+            b = mid
+        if b - a <= 1e-3 * max(abs(b), 1e-9):
+            break
+    return (a + b) / 2
+
+
+def _setter(values: dict, figure: str) -> Callable[[float | None], None]:
+    """Set `figure` in the hardware values (None removes it)."""
+    if "." in figure:
+        level_name, key = figure.split(".", 1)
+        if level_name == "dram":
+            target, key = values, "dram_" + key
+        else:
+            target = next(lv for lv in values["levels"] if lv["name"] == level_name)
+    else:
+        target, key = values, figure
+
+    def put(value: float | None) -> None:
+        if value is None:
+            target.pop(key, None)
+        else:
+            target[key] = value
+
+    return put
+
+
+def fit_case(case: FitCase, hardware, cflags: list[str] | None = None) -> Fitted:
+    """Measure the case's document and solve for its figure in `hardware` (whose values it leaves
+    set to the fitted value, or without the figure if the fit failed)."""
+    from irkit.perf.predict import predict
+
+    timed = compile_timed(case.document, case.sizes, cflags)
+    # What a call costs beyond its work (the call, the loops' setup): the same kernel at its
+    # smallest size, taken off, so that short L1-resident benchmarks measure their work only.
+    tiny = {name: 1 for name in case.sizes}
+    measured = seconds_per_call(timed) - seconds_per_call(compile_timed(case.document, tiny, cflags))
+    put = _setter(hardware.values, case.figure)
+    # The wrapper calls the kernel from C: no ctypes call, and the calls' data stays warm.
+    call_overhead = hardware.values.pop("call_overhead", None)
+    try:
+        return _solve_case(case, hardware, measured, put, predict)
+    finally:
+        if call_overhead is not None:
+            hardware.values["call_overhead"] = call_overhead
+
+
+def _solve_case(case: FitCase, hardware, measured: float, put, predict) -> Fitted:
+
+    def predicted(value: float) -> float:
+        put(value)
+        return predict(case.document, sizes=case.sizes, hw=hardware).seconds
+
+    value = solve(predicted, measured, case.lo, case.hi)
+    put(value)
+    if value is None:
+        at_lo, at_hi = predicted(case.lo), predicted(case.hi)
+        put(None)
+        note = (
+            f"left out: measured {measured * 1e6:.3g} us a call, but the model predicts {at_lo * 1e6:.3g} to "
+            f"{at_hi * 1e6:.3g} us for any {case.figure} in [{case.lo:g}, {case.hi:g}] ({case.why})"
+        )
+        return Fitted(case.figure, None, measured, note)
+    return Fitted(case.figure, value, measured, f"{case.why}: {measured * 1e6:.3g} us a call")
+
+
+def balanced_flops(hardware) -> Callable[[dict], int]:
+    """For a stream resident in a level, the FMAs an element that make the model's compute time about
+    equal to the level's transfer time, so that how the two combine shows in the measured time."""
+    flops_f32 = hardware.values["flops_f32"]
+
+    def count(level: dict) -> int:
+        transfer = 16.0 / level["bandwidth"]  # 3 arrays an element, the stored line moved twice: 16 B
+        per_fma = 2.0 / flops_f32  # one lane of a full-width FMA
+        return int(min(64, max(1, round(transfer / per_fma))))
+
+    return count
+
+
+def fit_all(hardware, cflags: list[str] | None = None, progress: Callable[[str], None] | None = None) -> list[Fitted]:
+    """Every fitted figure, in an order where each fit sees the ones before it (the latencies before
+    the window, the store weight before the overlaps)."""
+    out: list[Fitted] = []
+    values = hardware.values
+    dram = values.get("dram_bandwidth_core", values["dram_bandwidth"])
+    cases = chain_cases() + stream_cases(values["levels"], balanced_flops(hardware), dram)
+    for case in cases:
+        if progress is not None:
+            progress(case.figure)
+        out.append(fit_case(case, hardware, cflags))
+    return out
+
+
+def summary(fits: list[Fitted]) -> str:
+    kept = [f for f in fits if f.value is not None]
+    return ", ".join(f"{f.figure} {f.value:.3g}" for f in kept) + (
+        f"; left out: {', '.join(f.figure for f in fits if f.value is None)}" if len(kept) < len(fits) else ""
+    )
+
+
