@@ -644,6 +644,7 @@ class Box:
     widths: list[Expr]
     stored: bool
     coeffs: list[dict[str, int] | None]
+    present: Expr = ex.ONE  # 1 if any of its accesses runs (its loops below the root have iterations), else 0
 
 
 def boxes(root: Loop, include_root: bool) -> list[Box]:
@@ -673,10 +674,41 @@ def boxes(root: Loop, include_root: bool) -> list[Box]:
             elif len(members) > 1:
                 w = extent
             widths.append(w if w is ex.ONE else ex.min_(w, extent))  # a single index: extents are >= 1
+        present = ex.max_(*[_runs(m, root) for m in members]) if len(members) > 1 else _runs(a0, root)
         out.append(
-            Box(a0.buf, widths, any(m.store for m in members), [None if dd is None else dd[0] for dd in a0.dims])
+            Box(
+                a0.buf,
+                widths,
+                any(m.store for m in members),
+                [None if dd is None else dd[0] for dd in a0.dims],
+                present,
+            )
         )
     return out
+
+
+def _runs(a: Access, root: Loop) -> Expr:
+    """1 if every loop between the access and `root` has an iteration (the loops around each taken
+    at their first iteration, as `_spans` does), else 0: the tails of tiles and register blocks
+    are often empty at a given size."""
+    path: list[Loop] = []
+    node = a.owner
+    while node is not None and node is not root:
+        path.append(node)
+        node = node.parent
+    if node is not root:
+        return ex.ONE
+    env: dict[str, Expr] = {root.var: root.lb}  # the root at its first iteration
+    present = ex.ONE
+    for loop in reversed(path):
+        trips = ex.subs(loop.trips(), env)
+        if trips.is_const:
+            if trips.value == 0:
+                return ex.ZERO
+        else:
+            present = present * ex.min_(ex.ONE, trips)
+        env[loop.var] = ex.subs(loop.lb, env)
+    return present
 
 
 def _run_lines(elements: Expr, elem: int, fractional: bool) -> Expr:
@@ -689,7 +721,14 @@ def _run_lines(elements: Expr, elem: int, fractional: bool) -> Expr:
 
 
 def box_lines(box: Box, widths: list[Expr] | None = None, fractional: bool = False) -> Expr:
-    """Cache lines of the box in the buffer's storage order (a full innermost row merges with the next)."""
+    """Cache lines of the box in the buffer's storage order (a full innermost row merges with the next);
+    none when no access of the box runs (all of them in loops of no iterations: a tail the sizes
+    leave empty)."""
+    lines = _box_lines(box, widths, fractional)
+    return lines if box.present is ex.ONE else lines * box.present
+
+
+def _box_lines(box: Box, widths: list[Expr] | None, fractional: bool) -> Expr:
     buf = box.buf
     ws = box.widths if widths is None else widths
     order = buf.order or list(range(len(ws)))
@@ -734,10 +773,11 @@ def crowded_lines(box: Box) -> Expr:
     span = sets * line
     row_sets = _row_sets(buf)
     reach = ex.max_(ex.ONE, ex.min_(sets, ex.cdiv(box.widths[inner] * buf.elem, line) * ex.min_(rows, row_sets)))
-    # In the sets it reaches the box needs lines / reach of their `ways` each -- all the ways:
-    # a set is a hard limit, not a share -- which is `cap` x lines / (reach x ways) of the
-    # capacity the model counts on; spread over many sets, its lines.
-    crowded = ex.max_(lines, ex.rdiv(lines * ex.sym(CAP), reach * ex.sym(WAYS)))
+    # In the sets it reaches the box needs lines / reach of their `ways` each.  A set is a hard
+    # limit, not a share: within the ways, the box needs just its lines (8 rows of a 4 KiB-strided
+    # matrix in one set of an 8-way cache stay); beyond them it cannot stay at all, which counts
+    # as `cap` x lines / (reach x ways) of the capacity: more than all of it.
+    crowded = ex.le(lines, reach * ex.sym(WAYS), lines, ex.rdiv(lines * ex.sym(CAP), reach * ex.sym(WAYS)))
     # Only a cache whose sets span at most a page (L1: virtually indexed) sees the stride as
     # written; beyond a page, physical pages land anywhere and strided rows spread out.
     crowded = ex.le(span, PAGE, crowded, lines)
