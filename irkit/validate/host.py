@@ -8,7 +8,8 @@ warning on stderr and at the top of the report.
 - `host_mismatch`: the CPU and ISA recorded in the description against
   this host's.  The check is the calibration's own
   (`irkit.calibrate.fingerprint.mismatch`); where that module is missing
-  (an older irkit), a fallback compares the CPU model the description
+  (an older irkit), or the description records no text fields (an older
+  description), a fallback compares the CPU model the description
   records (its `cpu "..."` field, else the `# CPU:` comment `irkit
   calibrate` writes) with /proc/cpuinfo, and the description's SIMD width
   with the widest this host's flags allow.
@@ -37,7 +38,10 @@ def host_mismatch(hw) -> str | None:
         from irkit.calibrate.fingerprint import mismatch
     except ImportError:  # the calibration's check is not in this irkit: the fallback below
         return fallback_mismatch(hw)
-    return mismatch(hw)
+    found = mismatch(hw)
+    if found is None and not description_texts(hw):  # a description from before its text fields
+        return fallback_mismatch(hw)
+    return None if found is None else f"hardware description '{hw.name}' ({hw.source}) is not this host's: {found}"
 
 
 def fallback_mismatch(hw, cpuinfo: Path | None = None) -> str | None:

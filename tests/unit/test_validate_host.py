@@ -79,11 +79,17 @@ def test_fallback_compares_the_recorded_cpu_and_simd(tmp_path):
 
 def test_host_mismatch_uses_the_calibration_check_when_there(monkeypatch):
     fake = types.ModuleType("irkit.calibrate.fingerprint")
-    fake.mismatch = lambda hardware: f"checked {hardware.name}"
+    fake.mismatch = lambda hardware: None if hardware.name == "same" else f"checked {hardware.name}"
     monkeypatch.setitem(sys.modules, "irkit.calibrate.fingerprint", fake)
-    assert host.host_mismatch(hw(name="h1")) == "checked h1"
+    assert host.host_mismatch(hw(name="h1")) == (
+        "hardware description 'h1' (nowhere.hw) is not this host's: checked h1"
+    )
+    assert host.host_mismatch(hw(name="same", march="native")) is None  # it records where it came from: fine
+    monkeypatch.setattr(host, "fallback_mismatch", lambda hardware: "old description")
+    assert host.host_mismatch(hw(name="same")) == "old description"  # it records nothing: the fallback
     monkeypatch.setitem(sys.modules, "irkit.calibrate.fingerprint", None)  # not in this irkit: the fallback
     monkeypatch.setattr(host, "fallback_mismatch", lambda hardware: "fallback")
+    assert host.host_mismatch(hw(march="native")) == "fallback"
     assert host.host_mismatch(hw()) == "fallback"
 
 
