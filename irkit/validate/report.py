@@ -71,7 +71,7 @@ def markdown(result: dict) -> str:
         + (f" (`{' '.join(result['cflags'])}`)" if result.get("cflags") else " (irkit's default flags)")
         + f"; held to the targets for the {t['label']}.",
         "",
-        f"Each case is measured {passes} times, pass after pass over the whole suite (each pass: the median of "
+        f"Each case is measured {'twice' if passes == 2 else f'{passes} times'}, pass after pass over the whole suite (each pass: the median of "
         "steady-state timed calls, the schedules of one kernel and size alternated); the time compared with the "
         "prediction of `irkit predict` at the same sizes is the fastest pass, and the run-to-run spread is "
         "(slowest - fastest) / fastest pass.",

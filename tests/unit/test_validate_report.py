@@ -51,7 +51,7 @@ def test_report_sections_and_figures():
     text = report.markdown(result(warnings=["hardware description 'h' (h.hw) is not this host's: x"]))
     assert "Built for **native** (irkit's default flags); held to the targets for the native build." in text
     assert "**Warning:** hardware description 'h' (h.hw) is not this host's: x" in text
-    assert "Each case is measured 2 times" in text and "the fastest pass" in text
+    assert "Each case is measured twice" in text and "the fastest pass" in text
     lines = text.splitlines()
     assert "| measure | value | target (native build) | met |" in lines
     assert "| median absolute error | 15.0% | <= 12% | **no** |" in lines  # 5, 25, 50, 4: median 15
