@@ -85,7 +85,8 @@ def run(args: argparse.Namespace) -> int:
         hardware = args.hw or "each document's own"
         log(
             f"irkit validate: {len(cases)} cases ({len(kernels)} kernels, {n_schedules} schedules, "
-            f"{n_sizes} sizes), each measured {measure.PASSES} times; built for {march or 'native'}; "
+            f"{n_sizes} sizes), each measured {'twice' if measure.PASSES == 2 else f'{measure.PASSES} times'}; "
+            f"built for {march or 'native'}; "
             f"hardware: {hardware}"
         )
         with suite.hardware_path(examples):
