@@ -68,12 +68,21 @@ TOP_FIELDS: dict[str, tuple[str, bool]] = {
     "sqrt_f32": ("rate", False),
     "exp_f32": ("rate", False),
     "libm_exp_f32": ("rate", False),  # the C library's expf, called per element (code without relaxed_math)
+    # ... the same for f64 (f64 lane results per second; exp_f64 is irkit's relaxed_math irkit_fast_exp) ...
+    "div_f64": ("rate", False),
+    "sqrt_f64": ("rate", False),
+    "exp_f64": ("rate", False),
+    "libm_exp_f64": ("rate", False),
+    # ... FMA throughput of one core per instruction width (an FMA counts 2 flops a lane): what a
+    # kernel built for a narrower vector (or not vectorised) reaches; only the widths the ISA has ...
+    **{f"flops_{t}_{w}": ("rate", False) for t in ("f32", "f64") for w in ("512", "256", "128", "scalar")},
     # ... and fixed costs: one OpenMP parallel loop's fork and join, and one
     # kernel call from the host (irkit's runner).
     "parallel_overhead": ("latency", False),
     "call_overhead": ("latency", False),
     # latency of a dependent floating-point add or FMA (a reduction chain's step)
     "fp_latency": ("latency", False),
+    "fp_latency_f64": ("latency", False),  # the same for f64, where it differs
     # a store's value reaching a load of the same address (an accumulator kept in memory across an
     # outer loop pays it once per entry of the inner loop)
     "store_forward": ("latency", False),
@@ -87,8 +96,15 @@ TOP_FIELDS: dict[str, tuple[str, bool]] = {
 # ... for a cache level ...
 CACHE_FIELDS: dict[str, tuple[str, bool]] = {
     "size": ("bytes", True),
+    # the capacity where this level's speed ends, measured (a working-set sweep): in a VM a shared
+    # level's reported `size` is the host's, and a guest gets less of it
+    "effective_size": ("bytes", False),
     "line": ("bytes", True),
-    "bandwidth": ("bandwidth", True),
+    "bandwidth": ("bandwidth", True),  # of the widest vectors the code is built for
+    # the same triad with narrower explicit vectors (L1): what code built for them reaches
+    "bandwidth_256": ("bandwidth", False),
+    "bandwidth_128": ("bandwidth", False),
+    "bandwidth_scalar": ("bandwidth", False),
     "bandwidth_all": ("bandwidth", False),  # all cores together (a shared level's limit)
     "latency": ("latency", False),
     "shared": ("count", False),
@@ -100,6 +116,16 @@ DRAM_FIELDS: dict[str, tuple[str, bool]] = {
     "bandwidth_core": ("bandwidth", False),  # what one core alone gets
     "size": ("bytes", False),
     "latency": ("latency", False),
+}
+
+
+# Text fields of the top level (`cpu "AMD EPYC 9R14"`): where a description came from.  Nothing
+# is priced with them; `irkit.calibrate.fingerprint` compares them with the host.
+TEXT_FIELDS: dict[str, str] = {
+    "cpu": "the CPU's model name (/proc/cpuinfo)",
+    "cpu_id": "vendor, family, model and stepping (`AuthenticAMD family 25 model 17 stepping 1`)",
+    "isa": "the host's ISA extensions that decide the code (`avx512f avx2 fma`)",
+    "march": "the -march the microbenchmarks were built for (`native`, `x86-64-v3`)",
 }
 
 

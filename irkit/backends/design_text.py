@@ -358,6 +358,10 @@ def format_hw_field(op: d.HwFieldOp) -> str:
     return f"{op.key.data} {format_number(op.value.value.data)}{unit}"
 
 
+def format_hw_text(op: d.HwTextOp) -> str:
+    return f"{op.key.data} {escape_string(op.text.data)}"
+
+
 # --- placing comments ------------------------------------------------------------
 #
 # The printer writes `_Line`s: code with an optional trailing comment, an
@@ -483,13 +487,15 @@ def _hw_entries(items: list[Operation]) -> list[tuple[str, Operation]]:
     """
     entries = []
     for item, after in zip(items, items[1:] + [None]):
-        if not isinstance(item, d.HwFieldOp):
+        if not isinstance(item, d.HwFieldOp | d.HwTextOp):
             entries.append(("", item))
             continue
-        close = isinstance(after, d.HwFieldOp) and (
-            after.key.data in HW_LEVEL_WORDS or (item.unit is None and _reads_as_unit(after.key.data))
+        unitless = isinstance(item, d.HwFieldOp) and item.unit is None
+        close = isinstance(after, d.HwFieldOp | d.HwTextOp) and (
+            after.key.data in HW_LEVEL_WORDS or (unitless and _reads_as_unit(after.key.data))
         )
-        entries.append((format_hw_field(item) + (";" if close else ""), item))
+        text = format_hw_field(item) if isinstance(item, d.HwFieldOp) else format_hw_text(item)
+        entries.append((text + (";" if close else ""), item))
     return entries
 
 
@@ -506,7 +512,7 @@ def _hardware(w: _Writer, indent: str, op: d.HardwareOp) -> None:
     head = "hardware" if op.hw_name is None else f"hardware {op.hw_name.data}"
     items = list(op.body.block.ops)
     for item in items:
-        if not isinstance(item, (d.HwFieldOp, d.HwLevelOp)):
+        if not isinstance(item, (d.HwFieldOp, d.HwTextOp, d.HwLevelOp)):
             raise DesignPrintError(f"'{item.name}' cannot appear in a hardware block")
     opened, closed = w.attached(op, "open"), w.attached(op, "close")
     if not items:

@@ -15,6 +15,11 @@ choose their array sizes from these figures (`irkit.calibrate.measure`).
 - The thread count is `OMP_NUM_THREADS` (its first entry) when set, else the
   CPUs of this process's affinity mask (`os.sched_getaffinity`): what
   irkit's OpenMP kernels would use.
+- The CPU's identity (`CpuId`: vendor, family, model, stepping, model name,
+  flags) and the clocks the system states -- `/proc/cpuinfo` "cpu MHz" and
+  `/sys/.../cpufreq` (`cpuinfo_max_freq`, `base_frequency`), where they exist
+  -- are what a measured clock is checked against (`irkit.calibrate.plausible`)
+  and what a description records (`irkit.calibrate.fingerprint`).
 
 Every function takes its root path, so tests read a fake tree.
 """
@@ -51,6 +56,28 @@ class CacheLevel:
         return f"L{self.level}"
 
 
+@dataclass(frozen=True)
+class CpuId:
+    """Who the CPU is, from the first processor of /proc/cpuinfo (unknowns empty or None)."""
+
+    vendor: str = ""  # vendor_id: GenuineIntel, AuthenticAMD
+    family: int | None = None
+    model: int | None = None
+    stepping: int | None = None
+    name: str = "unknown CPU"  # model name
+    flags: frozenset[str] = frozenset()
+    mhz: float | None = None  # "cpu MHz": the current clock on bare metal, the nominal one in most VMs
+
+
+@dataclass(frozen=True)
+class CpuFreq:
+    """The clocks /sys/devices/system/cpu/cpu0/cpufreq states, in Hz (None where absent: most VMs)."""
+
+    max: float | None = None  # cpuinfo_max_freq (intel_pstate: the top turbo; acpi-cpufreq: often no boost)
+    min: float | None = None  # cpuinfo_min_freq
+    base: float | None = None  # base_frequency (intel_pstate)
+
+
 @dataclass
 class Host:
     """Everything detected (not measured) about the machine."""
@@ -65,6 +92,8 @@ class Host:
     memory: int | None = None  # bytes of RAM (MemTotal)
     available: int | None = None  # bytes free for the benchmark's arrays (MemAvailable)
     flags: set[str] = field(default_factory=set)
+    cpu: CpuId = field(default_factory=CpuId)
+    cpufreq: CpuFreq = field(default_factory=CpuFreq)
 
     @property
     def last_cache(self) -> CacheLevel:
@@ -167,6 +196,55 @@ def read_cpuinfo(path: Path = PROC_CPUINFO) -> tuple[str, set[str]]:
     return model or "unknown CPU", flags
 
 
+def read_cpu(path: Path = PROC_CPUINFO) -> CpuId:
+    """The identity of the first CPU in /proc/cpuinfo (an unreadable file gives an unknown CPU)."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return CpuId()
+    fields: dict[str, str] = {}
+    for line in text.splitlines():
+        if not line.strip():
+            if fields:
+                break  # the first processor's block only
+            continue
+        key, sep, value = line.partition(":")
+        if sep:
+            fields.setdefault(key.strip().lower(), value.strip())
+
+    def number(key: str) -> int | None:
+        value = fields.get(key, "")
+        return int(value, 0) if re.fullmatch(r"\d+|0x[0-9a-fA-F]+", value) else None
+
+    try:
+        mhz = float(fields.get("cpu mhz", "")) * 1e6 or None
+    except ValueError:
+        mhz = None
+    model, flags = read_cpuinfo(path)
+    return CpuId(
+        vendor=fields.get("vendor_id", fields.get("cpu implementer", "")),
+        family=number("cpu family"),
+        model=number("model"),
+        stepping=number("stepping"),
+        name=model,
+        flags=frozenset(flags),
+        mhz=mhz,
+    )
+
+
+def read_cpufreq(root: Path = SYS_CPU / "cpu0" / "cpufreq") -> CpuFreq:
+    """The clocks cpufreq states for CPU 0 (its files are in kHz)."""
+
+    def khz(name: str) -> float | None:
+        try:
+            text = (root / name).read_text().strip()
+        except OSError:
+            return None
+        return int(text) * 1e3 if text.isdigit() and int(text) > 0 else None
+
+    return CpuFreq(max=khz("cpuinfo_max_freq"), min=khz("cpuinfo_min_freq"), base=khz("base_frequency"))
+
+
 def simd_bits(flags: set[str]) -> int:
     """512 with AVX-512F, 256 with AVX2 or AVX, else 128."""
     if "avx512f" in flags:
@@ -243,4 +321,6 @@ def detect(
         memory=total,
         available=available,
         flags=flags,
+        cpu=read_cpu(cpuinfo),
+        cpufreq=read_cpufreq(sys_cpu / "cpu0" / "cpufreq"),
     )

@@ -1,50 +1,61 @@
 """The C microbenchmarks of `irkit calibrate`, built by irkit's own backend.
 
 They are compiled by `irkit.backends.build.build_shared` -- the compiler,
-default flags (`-O3 -march=native -fopenmp ...`, or `$IRKIT_CFLAGS`) and
-cache that irkit's kernels get -- and called through ctypes, so a figure
-measured here is what a generated kernel can reach, not what a hand-tuned
-assembler loop could.
+default flags (`-O3 -march=native -fopenmp ...`, or `$IRKIT_CFLAGS`, or the
+flags of `--march ISA`) and cache that irkit's kernels get -- and called
+through ctypes, so a figure measured here is what a generated kernel can
+reach, not what a hand-tuned assembler loop could.
 
 Every benchmark loops internally `reps` times (the driver picks `reps` so a
-trial takes tens of milliseconds), runs `trials` timed trials in one call
-(arrays are allocated and first touched once, outside the timing) and
-writes each trial's seconds to `times[]`; a result derived from the data
-goes to `sink` so the compiler cannot drop the work.  Timing is
-`clock_gettime(CLOCK_MONOTONIC)` around the trial; in the parallel
-variants every thread stamps its own start and end between barriers and a
-trial lasts from the first start to the last end (`cal_span`).
+trial takes milliseconds), runs `trials` timed trials in one call (arrays
+are allocated and first touched once, outside the timing) and writes each
+trial's seconds to `times[]`; a result derived from the data goes to `sink`
+so the compiler cannot drop the work.  Timing is
+`clock_gettime(CLOCK_MONOTONIC)` around the trial; in the parallel variants
+every thread stamps its own start and end between barriers and a trial
+lasts from the first start to the last end (`cal_span`).
 
-- `irkit_cal_fma_f32/f64`: 12 independent vector accumulators
-  `a = a * b + c` (GCC vector extensions of the target's widest vector;
-  contracted to one FMA instruction where the target has FMA, else a
-  multiply and an add -- 2 flops a lane either way).  12 chains cover the
-  FMA latency (4-5 cycles) times the FMA pipes (2) of current x86 cores.
-  With `threads` > 1 every thread runs the same loop (OpenMP).
-- `irkit_cal_libm_exp_f32`: the C library's `expf`, which code without
-  `relaxed_math` calls one element at a time.
-- `irkit_cal_div_f32`, `_sqrt_f32`, `_exp_f32`: an L1-resident array of
-  1024 f32 updated in place, `x = c / x`, `x = sqrtf(x) * c`,
-  `x = irkit_fast_expf(-x)` (the `relaxed_math` exp of
-  `irkit.backends.c_math`, the same C text), in a vector loop: every
-  element is an independent chain, so the loop runs at the unit's
-  throughput.  An empty `asm` with a memory clobber between passes keeps
-  gcc from interchanging the loops (which would make each element a
-  latency-bound chain).
-- `irkit_cal_triad`: STREAM's triad `a[i] = b[i] * s + c[i]` on f32 arrays
-  of `n` elements per thread, each thread on its own arrays (allocated and
-  first touched by that thread, offset from each other so that loads and
-  stores do not alias in the 4 KiB page offset).
-- `irkit_cal_adds`: a chain of dependent integer adds (one a cycle on
-  every current core), for the clock frequency.
-- `irkit_cal_fma_latency`: one chain of dependent f32 FMAs (`a = a * b +
-  c`), for `fp_latency`: the step of an accumulation chain, in cycles.
-- `irkit_cal_store_forward`: an 8-float vector accumulated in memory
-  across an outer loop (`o[x] += a[k][x]`, x inside), for `store_forward`:
-  each entry of the inner loop waits for the store of the entry before.
-- `irkit_cal_parallel`: `reps` empty `#pragma omp parallel for
-  schedule(static)` loops, one iteration per thread.
-- `irkit_cal_empty`: nothing, for the cost of a bare ctypes call.
+**The clock** comes from dependency chains whose latency no core shortens:
+`irkit_cal_imul`, 64 dependent 64-bit `imul`s a repetition (3 cycles each
+on every x86-64 core since Core 2 and K8: Intel, Zen 1-4), written in inline
+assembly (`.rept 64; imulq %1, %0`) so that the compiler emits exactly that;
+`irkit_cal_addreg`, 64 dependent register-register adds (1 cycle; a core
+folds chains of add-*immediate* in its renamer -- the old `x += 1` loop read
+20.71 GHz on a Xeon -- but cannot fold an add of a register whose value it
+does not know); `irkit_cal_chase`, a ring of pointers in random order,
+each load waiting for the one before (4-5 cycles from L1 on current cores).
+`tests/unit/test_calibrate_asm.py` checks the generated assembly.
+`irkit_cal_tsc_rate` counts the TSC over a wall-clock interval.
+
+**FMA throughput per width** (`irkit_cal_fma_f32_512`, `_256`, `_128`,
+`_scalar`, f64 likewise): 12 independent chains `a = a * b + c` on GCC
+vector types of exactly that size (`vector_size(64/32/16)`, or a plain
+float), contracted to one FMA instruction (`fp-contract=fast` for these
+functions only), with auto-vectorisation off so that the scalar and 128-bit
+chains stay what they are.  12 chains cover an FMA's latency (4 cycles)
+times the FMA pipes (2).  A width the build's ISA lacks returns -2 (a
+512-bit vector type would otherwise be split into two 256-bit halves).
+`irkit_cal_fma_f32` / `_f64` are the widest, with `threads` > 1 on every
+thread (OpenMP).
+
+**Triads**: `irkit_cal_triad` (`a[i] = b[i] * s + c[i]`, `omp simd`, the
+widest vectors, each thread on its own arrays, offset so loads and stores do
+not alias in the 4 KiB page offset); `irkit_cal_triad_w` the same on one
+core with explicit vector types of a given width (scalar: not vectorised);
+`irkit_cal_sweep_*` one core's triad on prefixes of one large allocation,
+for the working-set sweep (effective capacities) and DRAM.
+
+**Unary throughputs**: an L1-resident array of 1024 elements updated in
+place (`x = c / x`, `x = sqrt(x) * c`, `x = irkit_fast_exp(-x)`, the C
+library's `exp`) in a vector loop: every element is an independent chain.
+An empty `asm` with a memory clobber between passes keeps gcc from
+interchanging the loops.  f32 and f64.
+
+**Latencies**: `irkit_cal_fp_latency_f32/_f64` (one chain of dependent
+adds), `irkit_cal_store_forward` (an accumulator kept in memory across an
+outer loop), `irkit_cal_strided`, `irkit_cal_conflict` (column walks),
+`irkit_cal_page_fault`, `irkit_cal_parallel` (empty `omp parallel for`),
+`irkit_cal_empty` (a bare ctypes call).
 """
 
 from __future__ import annotations
@@ -55,79 +66,19 @@ from dataclasses import dataclass
 from irkit.backends import c_math
 
 CHAINS = 12  # independent FMA accumulators
-ARRAY = 1024  # elements of the div / sqrt / exp array (4 KiB)
-ADDS = 64  # dependent adds per iteration of the frequency loop
-LATENCY_STEPS = 16  # dependent adds per iteration of the latency loop
+ARRAY = 1024  # elements of the div / sqrt / exp array (4 or 8 KiB)
+CHAIN = 64  # dependent steps a repetition of the clock chains (imul, add, chase)
+LATENCY_STEPS = 16  # dependent adds per repetition of the latency loop
+IMUL_CYCLES = 3  # latency of a 64-bit imul on every x86-64 core
+ADD_CYCLES = 1  # latency of an integer add
+WIDTHS = (512, 256, 128, 32)  # FMA / triad widths in bits; 32 is scalar (an f64 scalar is 64)
+WIDTH_NAMES = {512: "512", 256: "256", 128: "128", 32: "scalar"}
+CHASE_L1_BYTES = 16 * 1024  # the clock's pointer ring: within every L1
 
 
-def _fma_function(ctype: str) -> str:
-    suffix = "f32" if ctype == "float" else "f64"
-    vec = f"cal_v{suffix}"
-    lit = "f" if ctype == "float" else ""
-    init = "\n".join(f"    {vec} a{k} = z + {1 + k / 1000:.3f}{lit};" for k in range(CHAINS))
-    body = "\n".join(f"        a{k} = a{k} * b + c;" for k in range(CHAINS))
-    total = " + ".join(f"a{k}" for k in range(CHAINS))
-    return f"""\
-static double cal_fma_{suffix}_run(int64_t reps, {ctype} bs, {ctype} cs)
-{{
-    const {vec} z = {{0}};
-    const {vec} b = z + bs, c = z + cs;
-{init}
-    for (int64_t r = 0; r < reps; r++) {{
-{body}
-    }}
-    const {vec} s = {total};
-    double out = 0;
-    for (int i = 0; i < (int)(sizeof({vec}) / sizeof({ctype})); i++) out += (double)s[i];
-    return out;
-}}
-
-int32_t irkit_cal_fma_{suffix}(int64_t reps, int32_t threads, int32_t trials, double *times, double *sink)
-{{
-    double total = 0;
-    double *stamps = malloc((size_t)threads * 2 * sizeof(double));
-    if (!stamps) return -1;
-#pragma omp parallel num_threads(threads) reduction(+ : total)
-    {{
-        const {ctype} one = ({ctype})cal_const / ({ctype})1.5; /* 1, unknown to the compiler: no chain is folded */
-        const int me = cal_thread();
-        for (int32_t t = 0; t < trials; t++) {{
-#pragma omp barrier
-            stamps[2 * me] = cal_now();
-            total += cal_fma_{suffix}_run(reps, 0.9999{lit} * one, 1e-4{lit} * one);
-            stamps[2 * me + 1] = cal_now();
-#pragma omp barrier
-            if (me == 0) times[t] = cal_span(stamps, cal_team());
-        }}
-    }}
-    free(stamps);
-    *sink = total;
-    return 0;
-}}
-"""
-
-
-def _array_function(name: str, init: str, update: str) -> str:
-    return f"""\
-void irkit_cal_{name}(int64_t reps, int32_t trials, double *times, double *sink)
-{{
-    float x[CAL_ARRAY] __attribute__((aligned(64)));
-    const float c = cal_const;
-    for (int i = 0; i < CAL_ARRAY; i++) x[i] = {init};
-    for (int32_t t = 0; t < trials; t++) {{
-        const double t0 = cal_now();
-        for (int64_t r = 0; r < reps; r++) {{
-#pragma omp simd aligned(x : 64)
-            for (int i = 0; i < CAL_ARRAY; i++) x[i] = {update};
-            CAL_CLOBBER(x);
-        }}
-        times[t] = cal_now() - t0;
-    }}
-    double s = 0;
-    for (int i = 0; i < CAL_ARRAY; i++) s += x[i];
-    *sink = s + (double)c;
-}}
-"""
+def width_name(bits: int) -> str:
+    """`512`, `256`, `128`, or `scalar` (32: one element)."""
+    return WIDTH_NAMES[bits]
 
 
 _PRELUDE = f"""\
@@ -154,12 +105,28 @@ static int cal_team(void) {{ return 1; }}
 #else
 #define CAL_VEC_BYTES 16
 #endif
+#if defined(__AVX512F__)
+#define CAL_HAS_512 1
+#else
+#define CAL_HAS_512 0
+#endif
+#if defined(__AVX__)
+#define CAL_HAS_256 1
+#else
+#define CAL_HAS_256 0
+#endif
+#if defined(__SSE2__) || defined(__ARM_NEON) || defined(__VSX__)
+#define CAL_HAS_128 1
+#else
+#define CAL_HAS_128 0
+#endif
 typedef float cal_vf32 __attribute__((vector_size(CAL_VEC_BYTES)));
 typedef double cal_vf64 __attribute__((vector_size(CAL_VEC_BYTES)));
 
 #define CAL_ARRAY {ARRAY}
 /* A compiler barrier: the memory behind p is read and written here, as far as gcc knows. */
 #define CAL_CLOBBER(p) __asm__ volatile("" : : "r"(p) : "memory")
+#define CAL_NOVEC __attribute__((noinline, optimize("no-tree-vectorize", "no-tree-slp-vectorize")))
 
 /* A constant the compiler cannot see through (volatile), so no pass is folded away. */
 static volatile float cal_const_v = 1.5f;
@@ -186,6 +153,27 @@ static double cal_span(const double *stamps, int team)
 }}
 
 int32_t irkit_cal_vector_bytes(void) {{ return CAL_VEC_BYTES; }}
+/* The vector widths of this build, a bit each: 1 scalar, 2 128-bit, 4 256-bit, 8 512-bit. */
+int32_t irkit_cal_widths(void) {{ return 1 | (CAL_HAS_128 << 1) | (CAL_HAS_256 << 2) | (CAL_HAS_512 << 3); }}
+/* The ISA extensions this build may use, a bit each: 1 avx, 2 avx2, 4 fma, 8 avx512f (so the driver
+   can refuse to run a build for an ISA the host lacks instead of dying of SIGILL). */
+int32_t irkit_cal_isa(void)
+{{
+    int32_t isa = 0;
+#ifdef __AVX__
+    isa |= 1;
+#endif
+#ifdef __AVX2__
+    isa |= 2;
+#endif
+#ifdef __FMA__
+    isa |= 4;
+#endif
+#ifdef __AVX512F__
+    isa |= 8;
+#endif
+    return isa;
+}}
 int32_t irkit_cal_openmp(void)
 {{
 #ifdef _OPENMP
@@ -197,34 +185,272 @@ int32_t irkit_cal_openmp(void)
 void irkit_cal_empty(int64_t n, void *a, void *b) {{ (void)n; (void)a; (void)b; }}
 """
 
-_LATENCY = (
-    """\
-/* One dependent chain of adds: each waits for the one before, so a step takes the add's latency
-   (a reduction's chain: `s = s + x` in a loop that is not vectorised). */
-void irkit_cal_fma_latency(int64_t reps, int32_t trials, double *times, double *sink)
-{
-    const float one = (float)cal_const / 1.5f;
-    const float c = 1e-4f * one;
-    float a = one;
-    for (int32_t t = 0; t < trials; t++) {
+# ------------------------------------------------------------------ the clock
+
+_CLOCK = f"""\
+/* The clock: dependency chains no core shortens (see kernels.py).  {CHAIN} steps a repetition. */
+void irkit_cal_imul(int64_t reps, int32_t trials, double *times, double *sink)
+{{
+    uint64_t x = 1;
+    const uint64_t m = (uint64_t)(cal_const * 2.0f) + 1u; /* 4, unknown to the compiler */
+    for (int32_t t = 0; t < trials; t++) {{
         const double t0 = cal_now();
-        for (int64_t r = 0; r < reps; r++) {
-"""
-    + "\n".join("            a = a + c;" for _ in range(LATENCY_STEPS))
-    + """
-        }
+        for (int64_t r = 0; r < reps; r++) {{
+#if defined(__x86_64__)
+            __asm__ volatile(".rept {CHAIN}\\n\\timulq %1, %0\\n\\t.endr" : "+r"(x) : "r"(m));
+#else
+{chr(10).join('            x *= m; __asm__ volatile("" : "+r"(x));' for _ in range(CHAIN))}
+#endif
+        }}
         times[t] = cal_now() - t0;
-    }
-    *sink = a;
-}
+    }}
+    *sink = (double)x;
+}}
+
+void irkit_cal_addreg(int64_t reps, int32_t trials, double *times, double *sink)
+{{
+    uint64_t x = 0;
+    const uint64_t m = (uint64_t)(cal_const * 2.0f) + 4u; /* 7, in a register: not an immediate to fold */
+    for (int32_t t = 0; t < trials; t++) {{
+        const double t0 = cal_now();
+        for (int64_t r = 0; r < reps; r++) {{
+#if defined(__x86_64__)
+            __asm__ volatile(".rept {CHAIN}\\n\\taddq %1, %0\\n\\t.endr" : "+r"(x) : "r"(m));
+#else
+{chr(10).join('            x += m; __asm__ volatile("" : "+r"(x), "+r"(m));' for _ in range(CHAIN))}
+#endif
+        }}
+        times[t] = cal_now() - t0;
+    }}
+    *sink = (double)x;
+}}
+
+/* TSC ticks a second of CLOCK_MONOTONIC, over `seconds` of busy waiting; 0 without a TSC. */
+double irkit_cal_tsc_rate(double seconds)
+{{
+#if defined(__x86_64__) || defined(__i386__)
+    const double t0 = cal_now();
+    const uint64_t c0 = __builtin_ia32_rdtsc();
+    double t1 = t0;
+    while (t1 - t0 < seconds) t1 = cal_now();
+    const uint64_t c1 = __builtin_ia32_rdtsc();
+    return (double)(c1 - c0) / (t1 - t0);
+#else
+    (void)seconds;
+    return 0.0;
+#endif
+}}
 """
-)
+
+_CHASE = f"""\
+/* A ring of pointers, one a cache line, over `bytes`, in a random order (Sattolo's shuffle: one cycle
+   through every line), so every load waits for the one before and no prefetcher guesses the next:
+   the load-to-use latency of the level that holds `bytes`.  {CHAIN} loads a repetition. */
+int32_t irkit_cal_chase(int64_t bytes, int64_t reps, int32_t trials, double *times, double *sink)
+{{
+    const int64_t lines = bytes / 64 > 1 ? bytes / 64 : 2;
+    char *buf = NULL;
+    if (posix_memalign((void **)&buf, 4096, (size_t)lines * 64) != 0) return -1;
+    int64_t *order = malloc((size_t)lines * sizeof(int64_t));
+    if (!order) {{ free(buf); return -1; }}
+    for (int64_t i = 0; i < lines; i++) order[i] = i;
+    uint64_t seed = 0x9E3779B97F4A7C15ull;
+    for (int64_t i = lines - 1; i > 0; i--) {{ /* Sattolo: j < i, so the permutation is one cycle */
+        seed ^= seed << 13; seed ^= seed >> 7; seed ^= seed << 17;
+        const int64_t j = (int64_t)(seed % (uint64_t)i);
+        const int64_t tmp = order[i]; order[i] = order[j]; order[j] = tmp;
+    }}
+    for (int64_t i = 0; i < lines; i++)
+        *(void **)(buf + order[i] * 64) = buf + order[(i + 1) % lines] * 64;
+    free(order);
+    void *p = buf;
+    for (int64_t i = 0; i < lines; i++) p = *(void **)p; /* warm the level up */
+    for (int32_t t = 0; t < trials; t++) {{
+        const double t0 = cal_now();
+        for (int64_t r = 0; r < reps; r++) {{
+{chr(10).join('            p = *(void **)p;' for _ in range(CHAIN))}
+        }}
+        times[t] = cal_now() - t0;
+    }}
+    *sink = (double)(uintptr_t)p;
+    free(buf);
+    return 0;
+}}
+"""
+
+# ------------------------------------------------------------------ FMA per width
+
+_CTYPE = {"f32": "float", "f64": "double"}
+_HAS = {512: "CAL_HAS_512", 256: "CAL_HAS_256", 128: "CAL_HAS_128", 32: "1"}
+
+
+def _fma_function(dtype: str, bits: int) -> str:
+    """`irkit_cal_fma_<dtype>_<width>`: CHAINS independent FMA chains on vectors of `bits` (32: scalar)."""
+    ctype = _CTYPE[dtype]
+    lit = "f" if dtype == "f32" else ""
+    name = f"{dtype}_{width_name(bits)}"
+    scalar = bits == 32
+    vec = ctype if scalar else f"cal_{name}_t"
+    typedef = "" if scalar else f"typedef {ctype} {vec} __attribute__((vector_size({bits // 8})));\n"
+    init = "\n".join(f"    {vec} a{k} = z + {1 + k / 1000:.3f}{lit};" for k in range(CHAINS))
+    body = "\n".join(f"        a{k} = a{k} * b + c;" for k in range(CHAINS))
+    total = " + ".join(f"a{k}" for k in range(CHAINS))
+    fold = (
+        "double out = (double)s;"
+        if scalar
+        else f"double out = 0;\n    for (int i = 0; i < (int)(sizeof({vec}) / sizeof({ctype})); i++) out += (double)s[i];"
+    )
+    zero = f"const {vec} z = 0;" if scalar else f"const {vec} z = {{0}};"
+    return f"""\
+#if {_HAS[bits]}
+{typedef}CAL_NOVEC static double cal_fma_{name}_run(int64_t reps, {ctype} bs, {ctype} cs)
+{{
+    {zero}
+    const {vec} b = z + bs, c = z + cs;
+{init}
+    for (int64_t r = 0; r < reps; r++) {{
+{body}
+    }}
+    const {vec} s = {total};
+    {fold}
+    return out;
+}}
+
+int32_t irkit_cal_fma_{name}(int64_t reps, int32_t threads, int32_t trials, double *times, double *sink)
+{{
+    double total = 0;
+    double *stamps = malloc((size_t)threads * 2 * sizeof(double));
+    if (!stamps) return -1;
+#pragma omp parallel num_threads(threads) reduction(+ : total)
+    {{
+        const {ctype} one = ({ctype})cal_const / ({ctype})1.5; /* 1, unknown to the compiler: no chain is folded */
+        const int me = cal_thread();
+        for (int32_t t = 0; t < trials; t++) {{
+#pragma omp barrier
+            stamps[2 * me] = cal_now();
+            total += cal_fma_{name}_run(reps, 0.9999{lit} * one, 1e-4{lit} * one);
+            stamps[2 * me + 1] = cal_now();
+#pragma omp barrier
+            if (me == 0) times[t] = cal_span(stamps, cal_team());
+        }}
+    }}
+    free(stamps);
+    *sink = total;
+    return 0;
+}}
+#else
+int32_t irkit_cal_fma_{name}(int64_t reps, int32_t threads, int32_t trials, double *times, double *sink)
+{{
+    (void)reps; (void)threads; (void)trials; (void)times; (void)sink;
+    return -2; /* not in this build's ISA */
+}}
+#endif
+"""
+
+
+def _widest_fma(dtype: str) -> str:
+    """`irkit_cal_fma_<dtype>`: the widest vectors of the build (the settle loop and the all-core figures)."""
+    return f"""\
+int32_t irkit_cal_fma_{dtype}(int64_t reps, int32_t threads, int32_t trials, double *times, double *sink)
+{{
+#if CAL_HAS_512
+    return irkit_cal_fma_{dtype}_512(reps, threads, trials, times, sink);
+#elif CAL_HAS_256
+    return irkit_cal_fma_{dtype}_256(reps, threads, trials, times, sink);
+#else
+    return irkit_cal_fma_{dtype}_128(reps, threads, trials, times, sink);
+#endif
+}}
+"""
+
+
+def _latency_function(dtype: str) -> str:
+    ctype = _CTYPE[dtype]
+    lit = "f" if dtype == "f32" else ""
+    steps = "\n".join("            a = a + c;" for _ in range(LATENCY_STEPS))
+    return f"""\
+/* One dependent chain of {dtype} adds: each waits for the one before, so a step takes the add's latency
+   (a reduction's chain: `s = s + x` in a loop that is not vectorised). */
+void irkit_cal_fp_latency_{dtype}(int64_t reps, int32_t trials, double *times, double *sink)
+{{
+    const {ctype} one = ({ctype})cal_const / ({ctype})1.5;
+    const {ctype} c = 1e-4{lit} * one;
+    {ctype} a = one;
+    for (int32_t t = 0; t < trials; t++) {{
+        const double t0 = cal_now();
+        for (int64_t r = 0; r < reps; r++) {{
+{steps}
+        }}
+        times[t] = cal_now() - t0;
+    }}
+    *sink = a;
+}}
+"""
+
+
+# ------------------------------------------------------------------ unary throughputs
+
+
+def _array_function(name: str, dtype: str, init: str, update: str) -> str:
+    ctype = _CTYPE[dtype]
+    return f"""\
+void irkit_cal_{name}_{dtype}(int64_t reps, int32_t trials, double *times, double *sink)
+{{
+    {ctype} x[CAL_ARRAY] __attribute__((aligned(64)));
+    const {ctype} c = cal_const;
+    for (int i = 0; i < CAL_ARRAY; i++) x[i] = {init};
+    for (int32_t t = 0; t < trials; t++) {{
+        const double t0 = cal_now();
+        for (int64_t r = 0; r < reps; r++) {{
+#pragma omp simd aligned(x : 64)
+            for (int i = 0; i < CAL_ARRAY; i++) x[i] = {update};
+            CAL_CLOBBER(x);
+        }}
+        times[t] = cal_now() - t0;
+    }}
+    double s = 0;
+    for (int i = 0; i < CAL_ARRAY; i++) s += x[i];
+    *sink = s + (double)c;
+}}
+"""
+
+
+def _unary_functions() -> list[str]:
+    out = []
+    for dtype, suffix, lit, exp_fast, libm in (
+        ("f32", "f", "f", "irkit_fast_expf", "expf"),
+        ("f64", "", "", "irkit_fast_exp", "exp"),
+    ):
+        ctype = _CTYPE[dtype]
+        ramp = f"({ctype})i * 1e-4{lit}"
+        out += [
+            _array_function("div", dtype, f"1.0{lit} + {ramp}", "c / x[i]"),
+            _array_function("sqrt", dtype, f"1.0{lit} + {ramp}", f"sqrt{suffix}(x[i]) * c"),
+            _array_function("exp", dtype, ramp, f"{exp_fast}(-x[i])"),
+            _array_function("libm_exp", dtype, ramp, f"{libm}(-x[i])"),  # scalar calls, as strict code makes
+        ]
+    return out
+
+
+# ------------------------------------------------------------------ triads
 
 _TRIAD = """\
 static void cal_triad_pass(float *restrict a, const float *restrict b, const float *restrict c, float s, int64_t n)
 {
 #pragma omp simd aligned(a, b, c : 64)
     for (int64_t i = 0; i < n; i++) a[i] = b[i] * s + c[i];
+}
+
+/* Three arrays of n floats in one allocation, 1 KiB, 2 KiB, 3 KiB past multiples of 4 KiB from each
+   other: no 4K aliasing between the loads and the store.  NULL when the memory is not there. */
+static float *cal_triad_arrays(int64_t n, float **a, float **b, float **c)
+{
+    const int64_t stride = (n + 1023) / 1024 * 1024; /* a multiple of 4 KiB */
+    float *buf = NULL;
+    if (posix_memalign((void **)&buf, 4096, (size_t)(3 * stride + 1024) * sizeof(float)) != 0) return NULL;
+    *a = buf + 256; *b = buf + stride + 512; *c = buf + 2 * stride + 768;
+    for (int64_t i = 0; i < n; i++) { (*a)[i] = 0.0f; (*b)[i] = 1.0f; (*c)[i] = 2.0f; }
+    return buf;
 }
 
 /* Returns 0, or -1 when a thread could not allocate its arrays (then nothing is timed). */
@@ -237,14 +463,10 @@ int32_t irkit_cal_triad(int64_t n, int64_t reps, int32_t threads, int32_t trials
 #pragma omp parallel num_threads(threads) reduction(+ : failed, total)
     {
         const int me = cal_thread();
-        /* a, b, c 1 KiB, 2 KiB, 3 KiB past multiples of 4 KiB: no 4K aliasing between them. */
-        const int64_t stride = (n + 1023) / 1024 * 1024; /* a multiple of 4 KiB */
-        float *buf = NULL;
-        if (posix_memalign((void **)&buf, 4096, (size_t)(3 * stride + 1024) * sizeof(float)) != 0) buf = NULL;
+        float *a = NULL, *b = NULL, *c = NULL;
+        float *buf = cal_triad_arrays(n, &a, &b, &c);
         int64_t m = buf ? n : 0;
         failed += buf == NULL;
-        float *a = buf ? buf + 256 : NULL, *b = buf ? buf + stride + 512 : NULL, *c = buf ? buf + 2 * stride + 768 : NULL;
-        for (int64_t i = 0; i < m; i++) { a[i] = 0.0f; b[i] = 1.0f; c[i] = 2.0f; }
         const float s = cal_const;
         if (m) cal_triad_pass(a, b, c, s, m); /* warm the level up */
         for (int32_t t = 0; t < trials; t++) {
@@ -265,26 +487,109 @@ int32_t irkit_cal_triad(int64_t n, int64_t reps, int32_t threads, int32_t trials
     *sink = total;
     return failed ? -1 : 0;
 }
-"""
 
-_ADDS = (
-    """\
-void irkit_cal_adds(int64_t reps, int32_t trials, double *times, double *sink)
+/* The working-set sweep: one core's triad on the first n elements of three arrays of nmax, allocated
+   and first touched once (a handle), so that every footprint up to DRAM's costs one allocation. */
+typedef struct { float *buf, *a, *b, *c; int64_t nmax; } cal_sweep_t;
+
+void *irkit_cal_sweep_alloc(int64_t nmax)
 {
-    uint64_t x = 0;
+    cal_sweep_t *h = malloc(sizeof(cal_sweep_t));
+    if (!h) return NULL;
+    h->nmax = nmax;
+    h->buf = cal_triad_arrays(nmax, &h->a, &h->b, &h->c);
+    if (!h->buf) { free(h); return NULL; }
+    return h;
+}
+
+void irkit_cal_sweep_free(void *handle)
+{
+    cal_sweep_t *h = handle;
+    if (h) { free(h->buf); free(h); }
+}
+
+int32_t irkit_cal_sweep_run(void *handle, int64_t n, int64_t reps, int32_t trials, double *times, double *sink)
+{
+    cal_sweep_t *h = handle;
+    if (!h || n > h->nmax || n < 1) return -1;
+    const float s = cal_const;
+    cal_triad_pass(h->a, h->b, h->c, s, n); /* warm the level up */
     for (int32_t t = 0; t < trials; t++) {
         const double t0 = cal_now();
         for (int64_t r = 0; r < reps; r++) {
-"""
-    + "\n".join('            x += 1; __asm__ volatile("" : "+r"(x));' for _ in range(ADDS))
-    + """
+            cal_triad_pass(h->a, h->b, h->c, s, n);
+            CAL_CLOBBER(h->a);
         }
         times[t] = cal_now() - t0;
     }
-    *sink = (double)x;
+    *sink = h->a[n / 2];
+    return 0;
 }
 """
-)
+
+
+def _triad_width(bits: int) -> str:
+    """`cal_triad_<w>`: the triad with explicit vectors of `bits` (32: a scalar loop, not vectorised)."""
+    name = width_name(bits)
+    if bits == 32:
+        return """\
+CAL_NOVEC static void cal_triad_scalar(float *restrict a, const float *restrict b, const float *restrict c, float s, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) a[i] = b[i] * s + c[i];
+}
+"""
+    lanes = bits // 32
+    return f"""\
+#if {_HAS[bits]}
+typedef float cal_t{name} __attribute__((vector_size({bits // 8})));
+CAL_NOVEC static void cal_triad_{name}(float *restrict a, const float *restrict b, const float *restrict c, float s, int64_t n)
+{{
+    cal_t{name} *va = (cal_t{name} *)a;
+    const cal_t{name} *vb = (const cal_t{name} *)b, *vc = (const cal_t{name} *)c;
+    const cal_t{name} vs = (cal_t{name}){{0}} + s;
+    for (int64_t i = 0; i < n / {lanes}; i++) va[i] = vb[i] * vs + vc[i];
+}}
+#endif
+"""
+
+
+def _triad_widths() -> str:
+    cases = []
+    for bits in WIDTHS:
+        name = width_name(bits)
+        case = f"        case {bits}: for (int64_t r = 0; r < count; r++) {{ cal_triad_{name}(a, b, c, s, n); CAL_CLOBBER(a); }} break;"
+        cases.append(case if bits == 32 else f"#if {_HAS[bits]}\n{case}\n#endif")
+    switch = "\n".join(cases)
+    return (
+        "\n".join(_triad_width(b) for b in WIDTHS)
+        + f"""
+/* One core's triad with explicit vectors of `bits` on arrays of n floats (a multiple of 16): -2 when the
+   build's ISA lacks the width, -1 without memory.  Trial -1 warms the level up. */
+int32_t irkit_cal_triad_w(int32_t bits, int64_t n, int64_t reps, int32_t trials, double *times, double *sink)
+{{
+    if (!(bits == 32 || (bits == 128 && CAL_HAS_128) || (bits == 256 && CAL_HAS_256) || (bits == 512 && CAL_HAS_512)))
+        return -2;
+    float *a = NULL, *b = NULL, *c = NULL;
+    float *buf = cal_triad_arrays(n, &a, &b, &c);
+    if (!buf) return -1;
+    const float s = cal_const;
+    for (int32_t t = -1; t < trials; t++) {{
+        const int64_t count = t < 0 ? 1 : reps;
+        const double t0 = cal_now();
+        switch (bits) {{
+{switch}
+        }}
+        if (t >= 0) times[t] = cal_now() - t0;
+    }}
+    *sink = a[n / 2];
+    free(buf);
+    return 0;
+}}
+"""
+    )
+
+
+# ------------------------------------------------------------------ misses, forwarding, overheads
 
 STRIDED_ROWS = 512  # rows of the strided read: 512 x 8 lines = 256 KiB, more than L1, within L2
 STRIDED_COLUMNS = 8  # columns read together (a line apart): misses in flight, like a gather
@@ -420,22 +725,23 @@ def source() -> str:
     """The C text of every microbenchmark (one library)."""
     parts = [
         _PRELUDE,
-        *c_math.helper_texts({"irkit_fast_expf"}),
+        *c_math.helper_texts({"irkit_fast_expf", "irkit_fast_exp"}),
         "",
+        _CLOCK,
+        _CHASE,
         "/* FMA chains: a * b + c contracts to one FMA where the target has it (2 flops a lane either way). */",
         "#pragma GCC push_options",
         '#pragma GCC optimize ("fp-contract=fast")',
-        _fma_function("float"),
-        _fma_function("double"),
-        _LATENCY,
+        *(_fma_function(dtype, bits) for dtype in ("f32", "f64") for bits in WIDTHS),
+        _widest_fma("f32"),
+        _widest_fma("f64"),
+        _latency_function("f32"),
+        _latency_function("f64"),
         "#pragma GCC pop_options",
         "",
-        _array_function("div_f32", "1.0f + (float)i * 1e-4f", "c / x[i]"),
-        _array_function("sqrt_f32", "1.0f + (float)i * 1e-4f", "sqrtf(x[i]) * c"),
-        _array_function("exp_f32", "(float)i * 1e-4f", "irkit_fast_expf(-x[i])"),
-        _array_function("libm_exp_f32", "(float)i * 1e-4f", "expf(-x[i])"),  # scalar calls, as strict code makes
+        *_unary_functions(),
         _TRIAD,
-        _ADDS,
+        _triad_widths(),
         _PAGE_FAULT,
         _STRIDED,
         _CONFLICT,
@@ -445,27 +751,39 @@ def source() -> str:
     return "\n".join(parts)
 
 
-_I64, _I32, _PD = ctypes.c_int64, ctypes.c_int32, ctypes.POINTER(ctypes.c_double)
+_I64, _I32, _PD, _VP = ctypes.c_int64, ctypes.c_int32, ctypes.POINTER(ctypes.c_double), ctypes.c_void_p
+_PLAIN = (None, [_I64, _I32, _PD, _PD])  # (reps, trials, times, sink)
+_THREADED = (_I32, [_I64, _I32, _I32, _PD, _PD])  # (reps, threads, trials, times, sink)
 
 SIGNATURES: dict[str, tuple[object, list[object]]] = {
     "irkit_cal_vector_bytes": (_I32, []),
+    "irkit_cal_widths": (_I32, []),
+    "irkit_cal_isa": (_I32, []),
     "irkit_cal_openmp": (_I32, []),
-    "irkit_cal_empty": (None, [_I64, ctypes.c_void_p, ctypes.c_void_p]),
-    "irkit_cal_fma_f32": (_I32, [_I64, _I32, _I32, _PD, _PD]),
-    "irkit_cal_fma_f64": (_I32, [_I64, _I32, _I32, _PD, _PD]),
-    "irkit_cal_div_f32": (None, [_I64, _I32, _PD, _PD]),
-    "irkit_cal_sqrt_f32": (None, [_I64, _I32, _PD, _PD]),
-    "irkit_cal_exp_f32": (None, [_I64, _I32, _PD, _PD]),
-    "irkit_cal_libm_exp_f32": (None, [_I64, _I32, _PD, _PD]),
+    "irkit_cal_empty": (None, [_I64, _VP, _VP]),
+    "irkit_cal_imul": _PLAIN,
+    "irkit_cal_addreg": _PLAIN,
+    "irkit_cal_tsc_rate": (ctypes.c_double, [ctypes.c_double]),
+    "irkit_cal_chase": (_I32, [_I64, _I64, _I32, _PD, _PD]),
+    "irkit_cal_fma_f32": _THREADED,
+    "irkit_cal_fma_f64": _THREADED,
+    **{f"irkit_cal_fma_{t}_{width_name(b)}": _THREADED for t in ("f32", "f64") for b in WIDTHS},
+    "irkit_cal_fp_latency_f32": _PLAIN,
+    "irkit_cal_fp_latency_f64": _PLAIN,
+    **{f"irkit_cal_{op}_{t}": _PLAIN for op in ("div", "sqrt", "exp", "libm_exp") for t in ("f32", "f64")},
     "irkit_cal_triad": (_I32, [_I64, _I64, _I32, _I32, _PD, _PD]),
-    "irkit_cal_adds": (None, [_I64, _I32, _PD, _PD]),
-    "irkit_cal_fma_latency": (None, [_I64, _I32, _PD, _PD]),
-    "irkit_cal_parallel": (_I32, [_I64, _I32, _I32, _PD, _PD]),
+    "irkit_cal_triad_w": (_I32, [_I32, _I64, _I64, _I32, _PD, _PD]),
+    "irkit_cal_sweep_alloc": (_VP, [_I64]),
+    "irkit_cal_sweep_free": (None, [_VP]),
+    "irkit_cal_sweep_run": (_I32, [_VP, _I64, _I64, _I32, _PD, _PD]),
+    "irkit_cal_parallel": _THREADED,
     "irkit_cal_page_fault": (_I32, [_I64, _I32, _PD, _PD]),
-    "irkit_cal_strided": (None, [_I64, _I32, _PD, _PD]),
-    "irkit_cal_conflict": (None, [_I64, _I32, _PD, _PD]),
-    "irkit_cal_store_forward": (None, [_I64, _I32, _PD, _PD]),
+    "irkit_cal_strided": _PLAIN,
+    "irkit_cal_conflict": _PLAIN,
+    "irkit_cal_store_forward": _PLAIN,
 }
+
+ISA_BITS = {1: "avx", 2: "avx2", 4: "fma", 8: "avx512f"}  # irkit_cal_isa's bits -> /proc/cpuinfo flags
 
 
 @dataclass
@@ -474,10 +792,23 @@ class Library:
 
     lib: ctypes.CDLL
     path: str
+    cflags: list[str] | None = None  # the flags it was built with (None: irkit's defaults)
 
     @property
     def vector_bytes(self) -> int:
         return int(self.lib.irkit_cal_vector_bytes())
+
+    @property
+    def widths(self) -> list[int]:
+        """The vector widths of the build, widest first, in bits (32: scalar)."""
+        mask = int(self.lib.irkit_cal_widths())
+        return [bits for i, bits in enumerate(reversed(WIDTHS)) if mask >> i & 1][::-1]
+
+    @property
+    def isa(self) -> set[str]:
+        """The ISA extensions the build may use, as /proc/cpuinfo names them."""
+        mask = int(self.lib.irkit_cal_isa())
+        return {flag for bit, flag in ISA_BITS.items() if mask & bit}
 
     @property
     def openmp(self) -> int:
@@ -485,18 +816,19 @@ class Library:
         return int(self.lib.irkit_cal_openmp())
 
 
-def build() -> Library:
+def build(cflags: list[str] | None = None) -> Library:
     """Compile (or fetch from irkit's build cache) and load the microbenchmarks.
 
+    `cflags` replaces irkit's default flags (`--march`: `irkit.backends.build.march_cflags`).
     Raises `DiagnosticError`, as `irkit.backends.build` does, when there is no
     compiler or it fails.
     """
     from irkit.backends.build import build_shared, load_library
 
-    path = build_shared(source())
+    path = build_shared(source(), cflags)
     lib = load_library(path)
     for name, (restype, argtypes) in SIGNATURES.items():
         fn = getattr(lib, name)
         fn.restype = restype
         fn.argtypes = argtypes
-    return Library(lib, str(path))
+    return Library(lib, str(path), cflags)

@@ -1,32 +1,45 @@
 """The measurement driver: which benchmark runs at which size, how long, and what is kept.
 
+**The plan** (`Calibrator.steps`): the clock three ways and the TSC; one
+core's FMA throughput at every vector width of the build, f32 and f64;
+division, square root and exp, f32 and f64; the latencies; the working-set
+sweep (effective capacities, and DRAM beyond them); each cache level's
+bandwidth inside its effective capacity (L1 at every width); then, after the
+threads settle, the all-core figures; then the call and page-fault costs.
+Each step measures raw figures; `irkit.calibrate.plausible` derives the
+written ones (cycles from the clock) and checks them, and
+`irkit.calibrate.checked` measures again what fails.
+
 **Sizes from the caches.**  A level's bandwidth is measured on STREAM-triad
 arrays whose total footprint (3 arrays) is half the level: what one core
 can keep there with room for the stack, the page tables and the previous
-level's copies.  For a level shared by N CPUs the one-core footprint is
-half of one core's share (size / N / 2), and all cores together
-(`bandwidth_all`) each run on their own arrays of that size.  When a share
-would fit in the level before it (a large private L2 under a small L3
-slice), the footprint grows to twice the previous level, within the
-level's half.  DRAM is measured on arrays of at least 4 times all the
-last-level cache instances the threads see together (at most half the
-available memory), split between the threads for the all-core figure.
+level's copies.  "The level" is its effective capacity when the sweep found
+one (`irkit.calibrate.sweep`), else its reported size.  For a level shared
+by N CPUs the one-core footprint is half of one core's share (size / N / 2),
+and all cores together (`bandwidth_all`) each run on their own arrays of
+that size.  When a share would fit in the level before it (a large private
+L2 under a small L3 slice), the footprint grows to twice the previous
+level, within the level's half.  DRAM is measured on arrays of at least 4
+times all the last-level cache instances the threads see together (at most
+half the available memory), split between the threads for the all-core
+figure; the one-core DRAM figure is the sweep's last point.
 
 **Counting.**  The triad `a[i] = b[i] * s + c[i]` on f32 is counted the
 way the cost model counts traffic.  In L1 that is the bytes of the loads
 and stores, 12 an element (STREAM's convention); from L2, L3 and DRAM it is
 the lines the caches move, 16 bytes an element: a store that misses first
-reads its line (write-allocate) and later writes it back.  An FMA counts 2 flops a lane; division, square root and exp count
-one lane result each.  `fp_latency` is in cycles: a dependent add's time
-times the measured clock.
+reads its line (write-allocate) and later writes it back.  The sweep's
+curve counts 12 throughout.  An FMA counts 2 flops a lane; division,
+square root and exp count one lane result each.
 
 **Timing.**  Each benchmark loops `reps` times inside one C call.  `reps`
 is found by probing (doubling a short run until it lasts a quarter of the
 target) so that one timed trial takes `target` seconds (25 ms, 4 ms with
-`--quick`); then one call runs `trials` trials (9, 3 with `--quick`).
-Throughputs keep the best trial (on a shared host noise only slows a run
-down), overheads the median (they are typical costs, and their best is a
-lucky cache state).  Every sample is kept for `--json`.
+`--quick`); then one call runs `trials` trials (9, 3 with `--quick`; 5 for
+the cross-checks and the narrower widths).  Throughputs keep the best trial
+(on a shared host noise only slows a run down), overheads the median (they
+are typical costs, and their best is a lucky cache state).  Every sample is
+kept for `--json`.
 
 **All cores.**  The all-core steps run last, after `settle` has kept every
 thread busy until they run at one thread's speed (a guest kernel may pack
@@ -44,12 +57,22 @@ import math
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TextIO
 
-from irkit.calibrate import CalibrateError
+from irkit.calibrate import CalibrateError, sweep
 from irkit.calibrate.detect import CacheLevel, Host
-from irkit.calibrate.kernels import ADDS, ARRAY, CHAINS, LATENCY_STEPS, Library
+from irkit.calibrate.kernels import (
+    ADD_CYCLES,
+    ARRAY,
+    CHAIN,
+    CHAINS,
+    CHASE_L1_BYTES,
+    IMUL_CYCLES,
+    LATENCY_STEPS,
+    Library,
+    width_name,
+)
 from irkit.calibrate.writer import approx_bytes, describe
 
 TRIAD_BYTES = 12  # bytes per triad element in L1: 2 loads + 1 store of f32
@@ -58,6 +81,7 @@ TRIAD_LINE_BYTES = 16  # beyond L1: b and c filled, a filled and written back
 TRIAD_ALIGN = 256  # elements: arrays are a whole number of these (1 KiB)
 DRAM_FACTOR = 4  # DRAM arrays >= this many times the last-level caches
 MIN_DRAM = 64 * 1024**2  # bytes: DRAM arrays at least this large anyway
+TSC_SECONDS = 0.02  # the wall-clock interval the TSC is counted over
 
 
 @dataclass(frozen=True)
@@ -67,17 +91,23 @@ class Settings:
     calls: int  # calls timed for call_overhead
     settle_limit: float  # seconds at most to wait for the threads to spread over the cores
     patience: float  # seconds an all-core FMA measurement keeps trying to reach threads x one core
+    brief_trials: int = 5  # trials of the cross-checks and the narrower widths
+    sweep_target: float = 0.002  # seconds a trial of a sweep point lasts
+    sweep_trials: int = 3
 
 
 FULL = Settings(target=0.025, trials=9, calls=3000, settle_limit=3.0, patience=3.0)
-QUICK = Settings(target=0.004, trials=3, calls=300, settle_limit=1.5, patience=1.5)
+QUICK = Settings(
+    target=0.004, trials=3, calls=300, settle_limit=1.5, patience=1.5, brief_trials=2, sweep_target=0.001,
+    sweep_trials=2,
+)  # fmt: skip
 
 
 @dataclass
 class Result:
     """One measured figure (base units: FLOP/s, B/s, Hz, s)."""
 
-    key: str  # the field it fills: `flops_f32`, `L2.bandwidth`, `dram.bandwidth_core`, ...
+    key: str  # the step it comes from: `flops_f32`, `L2.bandwidth`, `clock_imul`, `fp_latency` (seconds), ...
     label: str
     detail: str
     value: float
@@ -86,9 +116,11 @@ class Result:
     samples: list[float] = field(default_factory=list)
     reps: int = 0
     seconds: float = 0.0  # wall time of the step
+    shown: str = ""  # what the progress line says, when not the value itself (a latency in cycles)
+    curve: list[tuple[int, float]] = field(default_factory=list)  # the sweep: (footprint bytes, B/s)
 
     def as_json(self) -> dict:
-        return {
+        out = {
             "label": self.label,
             "detail": self.detail,
             "value": self.value,
@@ -101,14 +133,27 @@ class Result:
             "reps": self.reps,
             "seconds": round(self.seconds, 3),
         }
+        if self.curve:
+            out["curve"] = [{"footprint": f, "bandwidth": bw} for f, bw in self.curve]
+        return out
+
+
+def figure(key: str, value: float, family: str, label: str = "", **kw) -> Result:
+    """A Result from a value alone (tests inject measurements with it)."""
+    return Result(key, label or key, "", value, family, "best", [value], **kw)
 
 
 @dataclass
 class Step:
     key: str
     label: str
-    detail: str
+    detail: str | Callable[[], str]  # a callable when it depends on an earlier step (the sweep's sizes)
     run: Callable[[], Result | str]  # a figure, or a note (a step that measures nothing)
+
+    @property
+    def text(self) -> str:
+        detail = self.detail() if callable(self.detail) else self.detail
+        return f"{self.label}, {detail}" if detail else self.label
 
 
 # ------------------------------------------------------------------ sizes
@@ -123,6 +168,7 @@ def cache_footprints(caches: list[CacheLevel], threads: int) -> list[tuple[Cache
     """(level, one-core footprint, per-thread all-core footprint or None) for each level, in bytes.
 
     The all-core footprint is given for levels shared by more than one CPU.
+    Pass levels whose `size` is the effective capacity to measure inside it.
     """
     out = []
     previous = 0
@@ -157,6 +203,16 @@ def arrays_text(n: int) -> str:
     return f"3 x {approx_bytes(n * 4)}"
 
 
+def host_widths(host: Host) -> list[int]:
+    """The vector widths (bits, widest first, 32 scalar) the host's ISA has: what a native build measures."""
+    widths = [128, 32]
+    if "avx" in host.flags or "avx2" in host.flags:
+        widths.insert(0, 256)
+    if "avx512f" in host.flags:
+        widths.insert(0, 512)
+    return widths
+
+
 # ------------------------------------------------------------------ progress
 
 
@@ -164,7 +220,8 @@ class Progress:
     """`[ 3/12] L2 bandwidth, 1 core, 3 x 85 KiB ... 310.2 GB/s` on a stream, one line per step.
 
     The label is written when the step starts and the figure when it ends, so a
-    terminal shows what is running.
+    terminal shows what is running.  A step measured again (`again`) is
+    written `  again: ...`, outside the numbering.
     """
 
     def __init__(self, stream: TextIO | None, total: int = 0):
@@ -179,6 +236,17 @@ class Progress:
         if self.stream is not None:
             width = len(str(self.total))
             self.stream.write(f"[{self.index:>{width}}/{self.total}] {text} ... ")
+            self.stream.flush()
+
+    def again(self, text: str) -> None:
+        self.open = True
+        if self.stream is not None:
+            self.stream.write(f"  again: {text} ... ")
+            self.stream.flush()
+
+    def note(self, text: str) -> None:
+        if self.stream is not None:
+            self.stream.write(f"  {text}\n")
             self.stream.flush()
 
     def finish(self, text: str) -> None:
@@ -210,7 +278,8 @@ class Calibrator:
         self.threads = host.threads
         self.call_ctypes: float | None = None  # a call through irkit's runner, seconds (a side result)
         self.arrays: dict[str, int] = {}  # triad key -> elements per array (per thread)
-        self.measured: dict[str, Result] = {}  # the rates measured so far, by key
+        self.measured: dict[str, Result] = {}  # the figures measured so far, by key
+        self.capacities: list[sweep.Capacity] = []  # the sweep's reading (empty before it ran)
 
     # ---- timing
     def _fit(self, probe: Callable[[int, int], list[float]], target: float) -> int:
@@ -225,7 +294,11 @@ class Calibrator:
         return max(1, math.ceil(reps * target / t)) if t > 0 else reps
 
     def _times(
-        self, call: Callable[[int, int], list[float]], probe: Callable[[int, int], list[float]] | None = None
+        self,
+        call: Callable[[int, int], list[float]],
+        probe: Callable[[int, int], list[float]] | None = None,
+        trials: int | None = None,
+        target: float | None = None,
     ) -> tuple[int, list[float]]:
         """(reps, seconds of each trial) with reps fitted to the target time.
 
@@ -234,8 +307,8 @@ class Calibrator:
         the same, so that a slow start of the threads (see `settle`) does not
         pass for the work.
         """
-        reps = self._fit(probe or call, self.settings.target)
-        return reps, call(reps, self.settings.trials)
+        reps = self._fit(probe or call, target or self.settings.target)
+        return reps, call(reps, trials or self.settings.trials)
 
     def settle(self) -> str:
         """Keep every thread busy until the threads run as fast as one thread alone (or a time limit).
@@ -284,7 +357,9 @@ class Calibrator:
 
         return call
 
-    def _rate(self, key, label, detail, family, call, work_per_rep, probe=None, expect=None) -> Result:
+    def _rate(
+        self, key, label, detail, family, call, work_per_rep, probe=None, expect=None, trials=None, target=None
+    ) -> Result:
         """Best rate of `work_per_rep` per repetition over the trials of one call.
 
         With `expect` (a rate the hardware should reach), calls repeat until a
@@ -293,7 +368,7 @@ class Calibrator:
         moment.
         """
         start = time.perf_counter()
-        reps, times = self._times(call, probe)
+        reps, times = self._times(call, probe, trials, target)
         samples = [reps * work_per_rep / t for t in times if t > 0]
         while expect and samples and max(samples) < 0.9 * expect:
             if time.perf_counter() - start >= self.settings.patience:
@@ -305,61 +380,132 @@ class Calibrator:
         self.measured[key] = result
         return result
 
-    # ---- benchmarks
-    def frequency(self) -> Result:
-        return self._rate(
-            "frequency", "clock", f"{ADDS} dependent adds", "frequency", self._plain(self.lib.lib.irkit_cal_adds), ADDS
-        )
+    def _latency(
+        self, key: str, label: str, detail: str, call, steps: int, trials: int | None = None, target: float | None = None
+    ) -> Result:
+        """Seconds a step of a chain of `steps` dependent steps a repetition takes (the best trial).
 
-    def flops(self, dtype: str, threads: int) -> Result:
-        lanes = self.lib.vector_bytes // (4 if dtype == "f32" else 8)
-        fn = getattr(self.lib.lib, f"irkit_cal_fma_{dtype}")
-        key = f"flops_{dtype}" + ("_all" if threads > 1 else "")
-        label = f"{dtype.upper()} FMA, {_cores(threads)}"
-        detail = f"{CHAINS} chains x {lanes} lanes"
+        The progress line shows it in cycles of the clock measured before, when there is one;
+        the written figure is derived after the clock is settled (`irkit.calibrate.plausible`)."""
+        start = time.perf_counter()
+        reps, times = self._times(call, trials=trials, target=target)
+        samples = [t / (reps * steps) for t in times if t > 0]
+        if not samples:
+            raise CalibrateError(f"{label}: the timer did not advance")
+        clock = self.measured.get("clock_imul") or self.measured.get("clock_add")
+        best = min(samples)
+        shown = f"{describe(best, 'latency')}" + (f" ({best * clock.value:.3g} cycles)" if clock else "")
+        result = Result(
+            key, label, detail, best, "latency", "best", samples, reps, time.perf_counter() - start, shown
+        )  # fmt: skip
+        self.measured[key] = result
+        return result
+
+    # ---- the clock
+    # Chains are timed in short trials, many of them: on a host whose CPU another process shares,
+    # the scheduler's slices are a few ms, and a trial within one slice runs at the full clock.
+    CLOCK_TARGET = 0.002
+    CLOCK_TRIALS = 15
+
+    def clock(self, kind: str) -> Result:
+        """The clock from a chain of dependent imuls (3 cycles each) or register adds (1 cycle each)."""
+        fn = self.lib.lib.irkit_cal_imul if kind == "imul" else self.lib.lib.irkit_cal_addreg
+        cycles = IMUL_CYCLES if kind == "imul" else ADD_CYCLES
+        what = f"{CHAIN} dependent {'imuls' if kind == 'imul' else 'register adds'}, {cycles} cycle{'s' * (cycles > 1)} each"
+        return self._rate(
+            f"clock_{kind}", "clock", what, "frequency", self._plain(fn), CHAIN * cycles, trials=self.CLOCK_TRIALS,
+            target=min(self.settings.target, self.CLOCK_TARGET),
+        )  # fmt: skip
+
+    def chase(self, key: str, label: str, nbytes: int, trials: int | None = None) -> Result:
+        """Seconds a load of a pointer ring of `nbytes` in random order takes (its level's latency)."""
+        fn = self.lib.lib.irkit_cal_chase
+
+        def call(reps: int, trials: int) -> list[float]:
+            times, sink = _doubles(trials), ctypes.c_double()
+            if fn(nbytes, reps, trials, times, ctypes.byref(sink)) != 0:
+                raise CalibrateError(f"{label}: cannot allocate {approx_bytes(nbytes)}")
+            return list(times[:trials])
+
+        return self._latency(
+            key, label, f"a ring of {approx_bytes(nbytes)} in random order", call, CHAIN, trials,
+            min(self.settings.target, self.CLOCK_TARGET) if trials else None,
+        )  # fmt: skip
+
+    def tsc(self) -> Result | str:
+        """The TSC's rate over a wall-clock interval (x86 with `constant_tsc`: a fixed rate, usually the nominal clock)."""
+        if "constant_tsc" not in self.host.flags:
+            return "no constant_tsc flag: not a clock reference"
+        start = time.perf_counter()
+        fn = self.lib.lib.irkit_cal_tsc_rate
+        samples = [float(fn(TSC_SECONDS)) for _ in range(2 if self.settings is QUICK else 3)]
+        if not all(s > 0 for s in samples):
+            return "no TSC on this architecture"
+        value = statistics.median(samples)
+        result = Result(
+            "tsc", "TSC rate", f"rdtsc over {TSC_SECONDS * 1e3:.0f} ms", value, "frequency", "median", samples, 1,
+            time.perf_counter() - start,
+        )  # fmt: skip
+        self.measured["tsc"] = result
+        return result
+
+    # ---- compute
+    def widest(self) -> int:
+        return self.lib.widths[0] if self.lib else host_widths(self.host)[0]
+
+    def flops(self, dtype: str, threads: int, bits: int | None = None) -> Result | str:
+        """One core's (or every thread's) FMA throughput at `bits` (None: the widest of the build)."""
+        widest = self.widest()
+        if bits is not None and bits not in self.lib.widths:
+            return f"not in this build's ISA ({_march_text(self.lib)}): left out"
+        if bits is not None and bits == widest:
+            return f"the build's full width: flops_{dtype}"
+        bits = bits or widest
+        lane = 32 if dtype == "f32" else 64
+        lanes = max(1, bits // lane)
+        suffix = "" if bits == widest else f"_{width_name(bits)}"
+        fn = getattr(self.lib.lib, f"irkit_cal_fma_{dtype}_{width_name(bits)}")
+        key = f"flops_{dtype}{suffix}" + ("_all" if threads > 1 else "")
+        label = f"{dtype.upper()} FMA, {width_name(bits)}{'-bit' if bits > 32 else ''}, {_cores(threads)}"
+        detail = f"{CHAINS} chains x {lanes} lane{'s' * (lanes > 1)}"
         work = CHAINS * lanes * 2 * threads
         alone = self.measured.get(f"flops_{dtype}")
         # What the threads reach on separate cores: threads x one core, at most one thread a CPU.
         expect = alone.value * min(threads, self.host.cpus or threads) if alone and threads > 1 else None
         call, probe = self._threaded(fn, threads), self._threaded(fn, 1)
-        return self._rate(key, label, detail, "rate", call, work, probe, expect)
+        trials = None if suffix == "" else self.settings.brief_trials
+        return self._rate(key, label, detail, "rate", call, work, probe, expect, trials)
 
-    def _cycles(self, key: str, label: str, detail: str, fn, steps: int, less: float = 0.0) -> Result:
-        """Cycles a step of a microbenchmark making `steps` dependent steps a repetition, less
-        `less` cycles, at the measured clock (the best trial: the fewest cycles)."""
-        start = time.perf_counter()
-        frequency = self.measured["frequency"].value
-        reps, times = self._times(self._plain(fn))
-        samples = [max(0.0, t * frequency / (reps * steps) - less) for t in times]
-        result = Result(
-            key, label, detail, min(samples), "cycles", "best", samples, reps, time.perf_counter() - start
+    def unary(self, name: str, dtype: str, what: str) -> Result:
+        fn = getattr(self.lib.lib, f"irkit_cal_{name}_{dtype}")
+        detail = f"{ARRAY} lanes in L1"
+        trials = self.settings.trials if dtype == "f32" else self.settings.brief_trials
+        return self._rate(
+            f"{name}_{dtype}", f"{dtype.upper()} {what}, 1 core", detail, "rate", self._plain(fn), ARRAY, trials=trials
         )  # fmt: skip
-        self.measured[key] = result
-        return result
 
-    def fp_latency(self) -> Result:
-        """Cycles of one dependent f32 add."""
-        return self._cycles(
-            "fp_latency", "F32 add latency", f"a chain of {LATENCY_STEPS} dependent adds",
-            self.lib.lib.irkit_cal_fma_latency, LATENCY_STEPS,
+    def fp_latency(self, dtype: str) -> Result:
+        """Seconds of one dependent add (the step of an accumulation chain)."""
+        key = "fp_latency" if dtype == "f32" else "fp_latency_f64"
+        fn = getattr(self.lib.lib, f"irkit_cal_fp_latency_{dtype}")
+        trials = None if dtype == "f32" else self.settings.brief_trials
+        return self._latency(
+            key, f"{dtype.upper()} add latency", f"a chain of {LATENCY_STEPS} dependent adds", self._plain(fn),
+            LATENCY_STEPS, trials,
         )  # fmt: skip
 
     def store_forward(self) -> Result:
-        """Cycles an entry of an inner loop waits for the vector the entry before stored, beyond its
-        one add: an accumulator kept in memory across an outer loop."""
+        """Seconds an entry of an inner loop takes when it waits for the vector the entry before
+        stored (an accumulator kept in memory across an outer loop); the written figure is that in
+        cycles less one add (`irkit.calibrate.plausible.derive`)."""
         from irkit.calibrate.kernels import FORWARD_STEPS
 
-        return self._cycles(
-            "store_forward", "store-to-load forwarding",
-            "a vector accumulated in memory across an outer loop, less one add",
-            self.lib.lib.irkit_cal_store_forward, FORWARD_STEPS, less=self.measured["fp_latency"].value,
+        return self._latency(
+            "store_forward", "store-to-load forwarding", "a vector accumulated in memory across an outer loop",
+            self._plain(self.lib.lib.irkit_cal_store_forward), FORWARD_STEPS,
         )  # fmt: skip
 
-    def unary(self, name: str, what: str) -> Result:
-        fn = getattr(self.lib.lib, f"irkit_cal_{name}_f32")
-        detail = f"{ARRAY} lanes in L1"
-        return self._rate(f"{name}_f32", f"F32 {what}, 1 core", detail, "rate", self._plain(fn), ARRAY)
-
+    # ---- bandwidths
     def triad(self, key: str, label: str, n: int, threads: int) -> Result:
         def runner(threads: int) -> Callable[[int, int], list[float]]:
             def run(reps: int, trials: int) -> list[float]:
@@ -375,6 +521,111 @@ class Calibrator:
         per_element = TRIAD_BYTES if key.startswith("L1") else TRIAD_LINE_BYTES
         return self._rate(key, label, detail, "bandwidth", runner(threads), per_element * n * threads, runner(1))
 
+    def triad_width(self, bits: int) -> Result | str:
+        """One core's L1 triad with explicit vectors of `bits` (32: scalar)."""
+        if bits not in self.lib.widths:
+            return f"not in this build's ISA ({_march_text(self.lib)}): left out"
+        if bits == self.widest():
+            return "the build's full width: L1 bandwidth"
+        key = f"L1.bandwidth_{width_name(bits)}"
+        n = self.arrays.get("L1.bandwidth") or triad_elements(self.host.caches[0].size // 2)
+        n = max(64, n // 64 * 64)
+        fn = self.lib.lib.irkit_cal_triad_w
+
+        def run(reps: int, trials: int) -> list[float]:
+            times, sink = _doubles(trials), ctypes.c_double()
+            if fn(bits, n, reps, trials, times, ctypes.byref(sink)) != 0:
+                raise CalibrateError(f"L1 triad at {bits} bits: cannot run")
+            return list(times[:trials])
+
+        label = f"L1 bandwidth, {width_name(bits)}{'-bit vectors' if bits > 32 else ' (not vectorised)'}"
+        return self._rate(
+            key, label, arrays_text(n), "bandwidth", run, TRIAD_BYTES * n, trials=self.settings.brief_trials
+        )  # fmt: skip
+
+    def sweep(self) -> Result:
+        """One core's triad against footprint, 8 KiB up to DRAM: effective capacities, and DRAM's figure.
+
+        One allocation of the largest footprint serves every point.  Points
+        are short (`sweep_target`, `sweep_trials`); the sweep stops once its
+        last octave is flat well below L3 speed (`sweep.in_dram`), and the
+        largest footprint -- DRAM, beyond every effective capacity -- is then
+        measured like any bandwidth (`target`, `trials`): it is
+        `dram.bandwidth_core`, counted at 16 B an element.
+        """
+        start = time.perf_counter()
+        host = self.host
+        largest = dram_footprint(host.caches, 1, host.available)
+        points = sweep.footprints(host.caches, largest)
+        lib = self.lib.lib
+        n_max = sweep.elements(points[-1])
+        handle = lib.irkit_cal_sweep_alloc(n_max)
+        if not handle:
+            raise CalibrateError(f"the working-set sweep: cannot allocate {arrays_text(n_max)}")
+        curve: list[tuple[int, float]] = []
+        try:
+
+            def runner(n: int) -> Callable[[int, int], list[float]]:
+                def run(reps: int, trials: int) -> list[float]:
+                    times, sink = _doubles(trials), ctypes.c_double()
+                    if lib.irkit_cal_sweep_run(handle, n, reps, trials, times, ctypes.byref(sink)) != 0:
+                        raise CalibrateError("the working-set sweep failed")
+                    return list(times[:trials])
+
+                return run
+
+            for footprint in points[:-1]:
+                n = sweep.elements(footprint)
+                run = runner(n)
+                reps = self._fit(run, self.settings.sweep_target)
+                best = min(t for t in run(reps, self.settings.sweep_trials))
+                curve.append((footprint, sweep.ELEMENT * n * reps / best))
+                if sweep.in_dram(curve, host.caches):
+                    break
+            n = n_max
+            reps, times = self._times(runner(n))
+            samples = [TRIAD_LINE_BYTES * n * reps / t for t in times if t > 0]
+            curve.append((points[-1], max(samples) * sweep.ELEMENT / TRIAD_LINE_BYTES))
+        finally:
+            lib.irkit_cal_sweep_free(handle)
+        self.capacities = sweep.effective_sizes(curve, host.caches)
+        self.arrays["dram.bandwidth_core"] = n
+        found = ", ".join(
+            f"{c.level} {approx_bytes(c.effective)}" if c.effective else f"{c.level} ?" for c in self.capacities
+        )
+        result = Result(
+            "sweep", "working-set sweep, 1 core", f"{len(curve)} footprints up to {approx_bytes(points[-1])}",
+            max(samples), "bandwidth", "best", samples, reps, time.perf_counter() - start,
+            shown=f"{found}; DRAM {describe(max(samples), 'bandwidth')}", curve=curve,
+        )  # fmt: skip
+        self.measured["sweep"] = result
+        return result
+
+    def effective_caches(self) -> list[CacheLevel]:
+        """The cache levels with `size` the effective capacity where the sweep found one."""
+        found = {c.level: c.effective for c in self.capacities if c.effective}
+        return [replace(c, size=found.get(c.name, c.size)) for c in self.host.caches]
+
+    def level_footprints(self, threads: int) -> dict[str, tuple[int, int | None]]:
+        """Level name -> (one-core footprint, per-thread all-core footprint), inside the effective capacities."""
+        return {lv.name: (one, every) for lv, one, every in cache_footprints(self.effective_caches(), threads)}
+
+    def level_triad(self, level: str, threads: int) -> Result:
+        one, every = self.level_footprints(self.threads)[level]
+        if threads == 1:
+            key, n = f"{level}.bandwidth", triad_elements(one)
+        else:
+            key, n = f"{level}.bandwidth_all", triad_elements(every or one)
+        self.arrays[key] = n
+        return self.triad(key, f"{level} bandwidth, {_cores(threads)}", n, threads)
+
+    def dram_all(self) -> Result:
+        total = dram_footprint(self.host.caches, self.threads, self.host.available)
+        n = triad_elements(total // self.threads)
+        self.arrays["dram.bandwidth"] = n
+        return self.triad("dram.bandwidth", f"DRAM bandwidth, {_cores(self.threads)}", n, self.threads)
+
+    # ---- overheads
     def parallel_overhead(self) -> Result:
         start = time.perf_counter()
         reps, times = self._times(self._threaded(self.lib.lib.irkit_cal_parallel, self.threads))
@@ -459,7 +710,7 @@ class Calibrator:
         (the cost model predicts the kernel as benchmarks and `irkit validate` call it).  The
         checked call through irkit's runner is measured too, for the file's comment."""
         start = time.perf_counter()
-        compiled, arrays, sizes = _empty_kernel()
+        compiled, arrays, sizes = _empty_kernel(self.lib.cflags if self.lib else None)
         bare = self.lib.lib.irkit_cal_empty
         args = (1, arrays["x"].ctypes.data, arrays["y"].ctypes.data)
         for _ in range(min(100, self.settings.calls)):
@@ -490,36 +741,65 @@ class Calibrator:
 
     # ---- the plan
     def steps(self) -> list[Step]:
-        """Every measurement in order: one-core figures first, then the threads settle and the all-core ones run."""
+        """Every measurement in order: one-core figures first, then the threads settle and the all-core ones run.
+
+        The per-width steps cover the widths of the host's ISA; a width the
+        build lacks (`--march x86-64-v3` on an AVX-512 host) says so and
+        measures nothing.
+        """
         host, threads = self.host, self.threads
+        widths = host_widths(host)
+        narrower = widths[1:]  # the full width is flops_f32 / L1 bandwidth (or, for a narrower build, says so)
         alone = [
-            Step("frequency", "clock frequency", "dependent integer adds", self.frequency),
-            Step("flops_f32", "F32 FMA, 1 core", "", lambda: self.flops("f32", 1)),
-            Step("flops_f64", "F64 FMA, 1 core", "", lambda: self.flops("f64", 1)),
-            Step("div_f32", "F32 division, 1 core", "", lambda: self.unary("div", "division")),
-            Step("sqrt_f32", "F32 square root, 1 core", "", lambda: self.unary("sqrt", "square root")),
-            Step("exp_f32", "F32 exp (irkit fast expf), 1 core", "", lambda: self.unary("exp", "exp")),
-            Step("libm_exp_f32", "F32 exp (C library expf), 1 core", "", lambda: self.unary("libm_exp", "libm exp")),
-            Step("fp_latency", "F32 add latency, dependent chain", "", self.fp_latency),
+            Step("clock_imul", "clock", "dependent imuls", lambda: self.clock("imul")),
+            Step("clock_add", "clock cross-check", "dependent register adds", lambda: self.clock("add")),
+            Step(
+                "clock_chase", "clock cross-check, L1 pointer chase", "",
+                lambda: self.chase("clock_chase", "L1 load latency", CHASE_L1_BYTES, self.CLOCK_TRIALS),
+            ),  # fmt: skip
+            Step("tsc", "TSC rate over wall-clock time", "", self.tsc),
+        ]
+        for dtype in ("f32", "f64"):
+            alone.append(Step(f"flops_{dtype}", f"{dtype.upper()} FMA, full width, 1 core", "", self._bind_flops(dtype, None)))
+            for bits in narrower:
+                key = f"flops_{dtype}_{width_name(bits)}"
+                label = f"{dtype.upper()} FMA, {width_name(bits)}{'-bit' if bits > 32 else ''}, 1 core"
+                alone.append(Step(key, label, "", self._bind_flops(dtype, bits)))
+        for dtype in ("f32", "f64"):
+            for name, what in (("div", "division"), ("sqrt", "square root"), ("exp", "exp (irkit fast exp)"), ("libm_exp", "exp (C library)")):
+                alone.append(Step(f"{name}_{dtype}", f"{dtype.upper()} {what}, 1 core", "", self._bind_unary(name, dtype, what)))
+        alone += [
+            Step("fp_latency", "F32 add latency, dependent chain", "", lambda: self.fp_latency("f32")),
+            Step("fp_latency_f64", "F64 add latency, dependent chain", "", lambda: self.fp_latency("f64")),
             Step("store_forward", "store-to-load forwarding, an accumulator in memory", "", self.store_forward),
             Step("strided_miss", "strided L1 miss (a column), 1 core", "", self.strided_miss),
             Step("conflict_miss", "L1 miss within one set (a 4 KiB-strided column), 1 core", "", self.conflict_miss),
+            Step("sweep", "working-set sweep, 1 core, 8 KiB to DRAM", "", self.sweep),
         ]
+        for level in host.caches:
+            alone.append(
+                Step(
+                    f"{level.name}.bandwidth", f"{level.name} bandwidth, 1 core",
+                    self._bind_detail(level.name, 1), self._bind_level(level.name, 1),
+                )  # fmt: skip
+            )
+            if level is host.caches[0]:
+                for bits in narrower:
+                    key = f"L1.bandwidth_{width_name(bits)}"
+                    alone.append(Step(key, f"L1 bandwidth, {width_name(bits)}", "", self._bind_triad_width(bits)))
         together = [
             Step("flops_f32_all", f"F32 FMA, {_cores(threads)}", "", lambda: self.flops("f32", threads)),
             Step("flops_f64_all", f"F64 FMA, {_cores(threads)}", "", lambda: self.flops("f64", threads)),
         ]
-        for level, one, every in cache_footprints(host.caches, threads):
-            alone.append(
-                self._triad_step(f"{level.name}.bandwidth", f"{level.name} bandwidth, 1 core", triad_elements(one), 1)
-            )
-            if every is not None:
-                label = f"{level.name} bandwidth, {_cores(threads)}"
-                together.append(self._triad_step(f"{level.name}.bandwidth_all", label, triad_elements(every), threads))
-        total = dram_footprint(host.caches, threads, host.available)
-        alone.append(self._triad_step("dram.bandwidth_core", "DRAM bandwidth, 1 core", triad_elements(total), 1))
-        per_thread = triad_elements(total // threads)
-        together.append(self._triad_step("dram.bandwidth", f"DRAM bandwidth, {_cores(threads)}", per_thread, threads))
+        for level in host.caches:
+            if level.shared > 1:
+                together.append(
+                    Step(
+                        f"{level.name}.bandwidth_all", f"{level.name} bandwidth, {_cores(threads)}",
+                        self._bind_detail(level.name, threads), self._bind_level(level.name, threads),
+                    )  # fmt: skip
+                )
+        together.append(Step("dram.bandwidth", f"DRAM bandwidth, {_cores(threads)}", "", self.dram_all))
         together.append(
             Step("parallel_overhead", f"parallel loop overhead, {_cores(threads)}", "", self.parallel_overhead)
         )
@@ -528,14 +808,36 @@ class Calibrator:
         fault = Step("page_fault", "page fault of a fresh temporary", "", self.page_fault)
         return [*alone, settle, *together, call, fault]
 
-    def _triad_step(self, key: str, label: str, n: int, threads: int) -> Step:
-        self.arrays[key] = n
-        detail = arrays_text(n) + (" per thread" if threads > 1 else "")
-        return Step(key, label, detail, lambda: self.triad(key, label, n, threads))
+    # Closures bound per step (a lambda in a loop would see the loop's last value).
+    def _bind_flops(self, dtype: str, bits: int | None) -> Callable[[], Result | str]:
+        return lambda: self.flops(dtype, 1, bits)
+
+    def _bind_unary(self, name: str, dtype: str, what: str) -> Callable[[], Result]:
+        return lambda: self.unary(name, dtype, what)
+
+    def _bind_triad_width(self, bits: int) -> Callable[[], Result | str]:
+        return lambda: self.triad_width(bits)
+
+    def _bind_level(self, level: str, threads: int) -> Callable[[], Result]:
+        return lambda: self.level_triad(level, threads)
+
+    def _bind_detail(self, level: str, threads: int) -> Callable[[], str]:
+        def detail() -> str:
+            one, every = self.level_footprints(self.threads)[level]
+            n = triad_elements(one if threads == 1 else (every or one))
+            return arrays_text(n) + (" per thread" if threads > 1 else "")
+
+        return detail
 
 
 def _cores(n: int) -> str:
     return "1 core" if n == 1 else f"{n} cores"
+
+
+def _march_text(lib: Library | None) -> str:
+    flags = (lib.cflags if lib else None) or []
+    march = next((f.split("=", 1)[1] for f in flags if f.startswith("-march=")), "native")
+    return f"-march={march}"
 
 
 _EMPTY_DOC = """design calibrate_empty {
@@ -547,11 +849,11 @@ _EMPTY_DOC = """design calibrate_empty {
 """
 
 
-def _empty_kernel():
+def _empty_kernel(cflags: list[str] | None = None):
     """A one-element copy kernel compiled by irkit, with its arrays and sizes (as `irkit run --bench` uses them)."""
     from irkit.api import compile as compile_document
 
-    kernel = compile_document(_EMPTY_DOC)
+    kernel = compile_document(_EMPTY_DOC, cflags=cflags)
     compiled = kernel.compiled
     sizes = kernel.resolve_sizes()
     arrays = {name: compiled.empty(name, sizes) for name in ("x", "y")}
@@ -559,15 +861,21 @@ def _empty_kernel():
     return compiled, arrays, sizes
 
 
+def run_step(step: Step, progress: Progress, results: dict[str, Result], again: bool = False) -> None:
+    """Run one step, reporting it on `progress`; its figure goes into `results` (a note only to the progress)."""
+    (progress.again if again else progress.start)(step.text)
+    result = step.run()
+    if isinstance(result, Result):
+        results[step.key] = result
+        progress.finish(result.shown or describe(result.value, result.family))
+    else:
+        results.pop(step.key, None) if again else None
+        progress.finish(result)
+
+
 def run_steps(steps: list[Step], progress: Progress) -> dict[str, Result]:
     """Run every step, reporting each on `progress`; the figures by key."""
     results: dict[str, Result] = {}
     for step in steps:
-        progress.start(f"{step.label}, {step.detail}" if step.detail else step.label)
-        result = step.run()
-        if isinstance(result, Result):
-            results[step.key] = result
-            progress.finish(describe(result.value, result.family))
-        else:
-            progress.finish(result)
+        run_step(step, progress, results)
     return results

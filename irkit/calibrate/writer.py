@@ -31,6 +31,15 @@ class Field:
 
 
 @dataclass
+class Text:
+    """A text field (`cpu "AMD EPYC"`): where the description came from."""
+
+    key: str
+    text: str
+    note: str = ""
+
+
+@dataclass
 class Level:
     name: str
     fields: list[Field]
@@ -43,6 +52,7 @@ class Spec:
 
     name: str
     comments: list[str] = field(default_factory=list)
+    texts: list[Text] = field(default_factory=list)
     top: list[Field] = field(default_factory=list)
     caches: list[Level] = field(default_factory=list)
     dram: Level = field(default_factory=lambda: Level("dram", []))
@@ -107,7 +117,7 @@ def describe(value: float, family: str) -> str:
 
 
 # Fields written in another unit than their family's usual one (the value is in that unit).
-FIELD_FAMILY = {"fp_latency": "cycles", "store_forward": "cycles"}
+FIELD_FAMILY = {"fp_latency": "cycles", "fp_latency_f64": "cycles", "store_forward": "cycles"}
 
 
 def _field_text(f: Field, table: dict[str, tuple[str, bool]]) -> str:
@@ -124,6 +134,13 @@ def render(spec: Spec) -> str:
     if lines:
         lines.append("")
     lines.append(f"hardware {spec.name} {{")
+    from irkit.backends.design_text import escape_string
+
+    texts = [(f"  {t.key} {escape_string(t.text)}", t.note) for t in spec.texts]
+    width = max((len(t) for t, n in texts if n), default=0)
+    lines += [_with_note(t, n, width) for t, n in texts]
+    if texts:
+        lines.append("")
     top = [("  " + _field_text(f, TOP_FIELDS), f.note) for f in spec.top]
     width = max((len(t) for t, n in top if n), default=0)
     lines += [_with_note(t, n, width) for t, n in top]
@@ -143,16 +160,24 @@ def render(spec: Spec) -> str:
 # ------------------------------------------------------------------ from measurements
 
 # top-level fields written from measurements, in this order (key -> trailing note)
+WIDTH_KEYS = ("512", "256", "128", "scalar")
 TOP_MEASURED = (
     "flops_f32",
     "flops_f32_all",
+    *(f"flops_f32_{w}" for w in WIDTH_KEYS),
     "flops_f64",
     "flops_f64_all",
+    *(f"flops_f64_{w}" for w in WIDTH_KEYS),
     "div_f32",
     "sqrt_f32",
     "exp_f32",
     "libm_exp_f32",
+    "div_f64",
+    "sqrt_f64",
+    "exp_f64",
+    "libm_exp_f64",
     "fp_latency",
+    "fp_latency_f64",
     "store_forward",
     "parallel_overhead",
     "call_overhead",
@@ -163,8 +188,20 @@ TOP_MEASURED = (
 
 
 def fma_units(flops_f32: float, frequency: float, lanes: int) -> int:
-    """FMA pipes per core: the f32 peak over (clock x lanes x 2 flops), at least 1."""
-    return max(1, round(flops_f32 / (frequency * lanes * 2)))
+    """FMA pipes per core: the f32 peak over (clock x lanes x 2 flops), 1 to 4."""
+    return min(4, max(1, round(flops_f32 / (frequency * lanes * 2))))
+
+
+F64_LATENCY_DIFFERS = 0.10  # fp_latency_f64 is written when it differs from fp_latency by more than this
+
+
+def _top_keys(values: dict[str, float]) -> list[str]:
+    """The measured top-level fields to write: fp_latency_f64 only where it differs from fp_latency."""
+    keys = [key for key in TOP_MEASURED if key in values]
+    f32, f64 = values.get("fp_latency"), values.get("fp_latency_f64")
+    if f32 and f64 and abs(f64 - f32) <= F64_LATENCY_DIFFERS * f32:
+        keys.remove("fp_latency_f64")
+    return keys
 
 
 def hardware_spec(
@@ -175,6 +212,8 @@ def hardware_spec(
     lanes: int,
     comments: list[str] | None = None,
     notes: dict[str, str] | None = None,
+    simd: int | None = None,
+    texts: list[tuple[str, str]] | None = None,
 ) -> Spec:
     """The description of `host` (`irkit.calibrate.detect.Host`) with measured `values`.
 
@@ -182,12 +221,16 @@ def hardware_spec(
     top-level keys as they are (`flops_f32`, `frequency`, ...), cache fields
     as `L2.bandwidth`, DRAM fields as `dram.bandwidth`.  `lanes` is the f32 lanes of the vectors the
     FMA benchmark used (for `fma_units`); `notes` are trailing comments by
-    the same keys (a cache level's under its name, `L2`).
+    the same keys (a cache level's under its name, `L2`).  `simd` is the
+    widest vectors the figures were measured with (default: the host's);
+    `texts` are the text fields (`irkit.calibrate.fingerprint.text_fields`).
+    A level's `effective_size` is `L2.effective_size`; L1's narrower triads
+    `L1.bandwidth_256` and so on.
     """
     notes = notes or {}
     top = [
         Field("cores", host.threads, notes.get("cores", "")),
-        Field("simd", host.simd),
+        Field("simd", simd or host.simd, notes.get("simd", "")),
         Field("frequency", values["frequency"], notes.get("frequency", "")),
     ]
     if "flops_f32" in values:
@@ -195,14 +238,16 @@ def hardware_spec(
         top.append(Field("fma_units", fma_units(values["flops_f32"], values["frequency"], lanes), derived))
     if host.threads_per_core > 1:
         top.append(Field("threads_per_core", host.threads_per_core))
-    top += [Field(key, values[key], notes.get(key, "")) for key in TOP_MEASURED if key in values]
+    top += [Field(key, values[key], notes.get(key, "")) for key in _top_keys(values)]
     caches = []
     for level in host.caches:
-        fields = [
-            Field("size", level.size),
-            Field("line", level.line),
-            Field("bandwidth", values[f"{level.name}.bandwidth"]),
-        ]
+        fields = [Field("size", level.size)]
+        if f"{level.name}.effective_size" in values:
+            fields.append(Field("effective_size", values[f"{level.name}.effective_size"]))
+        fields += [Field("line", level.line), Field("bandwidth", values[f"{level.name}.bandwidth"])]
+        for width in ("256", "128", "scalar"):
+            if f"{level.name}.bandwidth_{width}" in values:
+                fields.append(Field(f"bandwidth_{width}", values[f"{level.name}.bandwidth_{width}"]))
         if f"{level.name}.bandwidth_all" in values:
             fields.append(Field("bandwidth_all", values[f"{level.name}.bandwidth_all"]))
         if level.shared > 1:
@@ -215,4 +260,5 @@ def hardware_spec(
         dram.append(Field("bandwidth_core", values["dram.bandwidth_core"]))
     if host.memory:
         dram.insert(0, Field("size", host.memory // 1024**2 * 1024**2))  # whole MiB
-    return Spec(name, list(comments or []), top, caches, Level("dram", dram, notes.get("dram", "")))
+    spec_texts = [Text(key, text, notes.get(key, "")) for key, text in (texts or [])]
+    return Spec(name, list(comments or []), spec_texts, top, caches, Level("dram", dram, notes.get("dram", "")))

@@ -1,4 +1,6 @@
-"""Checking hardware descriptions: every required field present, each with a unit of the right kind."""
+"""Checking hardware descriptions: every required field present, each with a unit of the right kind,
+text fields (`cpu "..."`) where text belongs, and -- once all that holds -- figures a real machine
+can have (`irkit.checks.hardware_bounds`)."""
 
 from __future__ import annotations
 
@@ -12,18 +14,34 @@ from irkit.checks.schedule import suggest
 from irkit.diagnostics import Diagnostic, DiagnosticError, at_op
 from irkit.dialects import design as d
 from irkit.hardware_files import find_hardware, search_dirs
-from irkit.units import CACHE_FIELDS, DRAM_FIELDS, FAMILY_EXAMPLES, TOP_FIELDS, UNIT_SCALE, to_base, unit_family
+from irkit.units import (
+    CACHE_FIELDS,
+    DRAM_FIELDS,
+    FAMILY_EXAMPLES,
+    TEXT_FIELDS,
+    TOP_FIELDS,
+    UNIT_SCALE,
+    to_base,
+    unit_family,
+)
 
 WHOLE_COUNTS = ("cores", "fma_units", "threads_per_core", "shared", "ways")
 
 
 def _fields(owner: Operation, what: str, ops: list[Operation], table: dict[str, tuple[str, bool]]) -> list[Diagnostic]:
     diags: list[Diagnostic] = []
-    seen: dict[str, d.HwFieldOp] = {}
+    seen: dict[str, Operation] = {}
+    texts = TEXT_FIELDS if table is TOP_FIELDS else {}
     for op in ops:
+        if isinstance(op, d.HwTextOp):
+            diags += _text_field(op, what, texts, table, seen)
+            continue
         if not isinstance(op, d.HwFieldOp):
             continue
         key = op.key.data
+        if key in texts:
+            diags.append(at_op("error", f"'{key}' in {what} is text ({texts[key]}): write {key} \"...\"", op, key))
+            continue
         if key not in table:
             diags.append(
                 at_op(
@@ -72,6 +90,25 @@ def _fields(owner: Operation, what: str, ops: list[Operation], table: dict[str, 
     return diags
 
 
+def _text_field(
+    op: d.HwTextOp, what: str, texts: dict[str, str], table: dict[str, tuple[str, bool]], seen: dict[str, Operation]
+) -> list[Diagnostic]:
+    key = op.key.data
+    if key in table:
+        family = table[key][0]
+        unit = FAMILY_EXAMPLES[family].split(",")[0]
+        example = f"{key} <value> {unit}" if family != "count" else f"{key} <number>"
+        return [at_op("error", f"'{key}' in {what} is a number, not text: write {example}", op, key)]
+    if key not in texts:
+        known = list(texts)
+        message = f"unknown text field '{key}' in {what}; text fields are: {', '.join(known)}" + suggest(key, known)
+        return [at_op("error", message, op, key)]
+    if key in seen:
+        return [at_op("error", f"field '{key}' is given twice in {what}", op, key)]
+    seen[key] = op
+    return []
+
+
 def check_hardware_block(hw: d.HardwareOp) -> list[Diagnostic]:
     """Fields, units and memory levels of an inline hardware block."""
     ops = list(hw.body.block.ops)
@@ -100,6 +137,10 @@ def check_hardware_block(hw: d.HardwareOp) -> list[Diagnostic]:
         diags.append(at_op("error", "the hardware block has no dram { bandwidth ... } level", hw))
     if len(drams) > 1:
         diags.append(at_op("error", "the hardware block describes dram twice", drams[1]))
+    if not diags:  # figures compared with each other only once each is well-formed
+        from irkit.checks.hardware_bounds import check_plausible
+
+        diags += check_plausible(hw)
     return diags
 
 

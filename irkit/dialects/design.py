@@ -628,6 +628,21 @@ class HwFieldOp(IRDLOperation):
         super().__init__(properties=props)
 
 
+@irdl_op_definition
+class HwTextOp(IRDLOperation):
+    """A text field of a hardware block, as written: `cpu "AMD EPYC 9R14"`, `march "native"` --
+    where a description came from (`irkit calibrate` records it; `irkit.calibrate.fingerprint`
+    compares it with the host).  Top level only; the cost model prices nothing with it."""
+
+    name = "design.hw_text"
+    key = prop_def(StringAttr)
+    text = prop_def(StringAttr)
+    assembly_format = "$key `=` $text attr-dict"
+
+    def __init__(self, key: str, text: str):
+        super().__init__(properties={"key": StringAttr(key), "text": StringAttr(text)})
+
+
 # --- assumptions and metric --------------------------------------------------
 
 
@@ -740,6 +755,7 @@ Design = Dialect(
         HardwareOp,
         HwLevelOp,
         HwFieldOp,
+        HwTextOp,
         AssumeDivisibleOp,
         AssumeAlignedOp,
         AssumeNoAliasOp,

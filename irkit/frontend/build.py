@@ -416,6 +416,9 @@ class DesignBuilder:
                 continue
             if item.data == "hw_field":
                 ops.append(self.hw_field(item))
+            elif item.data == "hw_text":
+                key, text = item.children
+                ops.append(self.located(d.HwTextOp(str(key), json.loads(str(text), strict=False)), item))
             elif item.data == "hw_cache":
                 level, *fields = item.children
                 ops.append(self.located(d.HwLevelOp(str(level), self.hw_fields(fields)), item))

@@ -262,7 +262,7 @@ class _PieceFinder:
         self.block(node, self.op(node), [c for c in node.children if isinstance(c, Tree)], self.hw_item)
 
     def hw_item(self, node: Tree) -> None:
-        if node.data == "hw_field":
+        if node.data in ("hw_field", "hw_text"):
             self.entry(node)
             return
         self.block(node, self.op(node), [c for c in node.children if isinstance(c, Tree)])

@@ -7,7 +7,19 @@ so `irkit predict` can say so:
 
 - `flops_f32` from frequency x (simd / 32) x 2 x fma_units;
   `flops_f64` from `flops_f32` / 2; `*_all` from the one-core figure x cores;
-- DRAM `bandwidth_core` = DRAM `bandwidth` (one core assumed to reach it).
+- DRAM `bandwidth_core` = DRAM `bandwidth` (one core assumed to reach it);
+- a cache level's `effective_size` = its `size` (no sweep measured it);
+- `fp_latency_f64` = `fp_latency`.
+
+Figures per instruction width come as dictionaries keyed by the width in
+bits: `values["flops_f32_w"]` = {512: FLOP/s, 256: ..., 128: ..., 32: ...}
+from `flops_f32_512` ... `flops_f32_scalar` (scalar f32 is 32, scalar f64
+is 64 in `values["flops_f64_w"]`), and a level's `bandwidth_w` = {bits:
+B/s} from `bandwidth_256` ... `bandwidth_scalar` plus its `bandwidth` at
+the full `simd` width.  Only the widths a description gives are there, and
+the full width always (`flops_f32` / `flops_f64`, `bandwidth`).
+The text fields (`cpu`, `cpu_id`, `isa`, `march`: where the description
+came from) are in `Hardware.text`, not in `values`.
 
 A figure that cannot be derived (a division throughput, say) is only an
 error when a kernel needs it.
@@ -29,6 +41,7 @@ class Hardware:
     values: dict  # the pricing dictionary (see irkit.perf.runtime.price)
     source: str  # where it was read from
     notes: list[str] = field(default_factory=list)
+    text: dict[str, str] = field(default_factory=dict)  # cpu, cpu_id, isa, march (irkit.calibrate.fingerprint)
 
     def __getitem__(self, key: str):
         return self.values[key]
@@ -82,10 +95,15 @@ def from_op(hw: d.HardwareOp, source: str) -> Hardware:
         f64 = flops / 2
         notes.append("flops_f64 derived as flops_f32 / 2")
     values["flops_f64"] = f64
-    for key in ("div_f32", "sqrt_f32", "exp_f32", "libm_exp_f32"):
+    for key in ("div_f32", "sqrt_f32", "exp_f32", "libm_exp_f32", "div_f64", "sqrt_f64", "exp_f64", "libm_exp_f64"):
         v = base(key)
         if v is not None:
             values[key] = v
+    for dtype, scalar in (("f32", 32), ("f64", 64)):
+        widths = {bits: base(f"flops_{dtype}_{name}") for bits, name in ((512, "512"), (256, "256"), (128, "128"), (scalar, "scalar"))}
+        given = {bits: v for bits, v in widths.items() if v is not None}
+        given.setdefault(int(simd), values[f"flops_{dtype}"])  # the full width is flops_f32 / flops_f64
+        values[f"flops_{dtype}_w"] = given
     for key in ("parallel_overhead", "call_overhead", "page_fault", "strided_miss", "conflict_miss"):
         v = _seconds(top, key, frequency)
         if v is None:
@@ -99,6 +117,12 @@ def from_op(hw: d.HardwareOp, source: str) -> Hardware:
             values[key] = value if unit == "cycles" else to_base(value, unit) * frequency
     if "store_forward" not in values:
         notes.append("store_forward not given: counted as 0")
+    lat64 = top.get("fp_latency_f64")
+    if lat64 is not None:
+        value, unit = lat64
+        values["fp_latency_f64"] = value if unit == "cycles" else to_base(value, unit) * frequency
+    elif "fp_latency" in values:
+        values["fp_latency_f64"] = values["fp_latency"]
     levels: list[dict] = []
     for op in hw.body.block.ops:
         if not isinstance(op, d.HwLevelOp):
@@ -126,10 +150,17 @@ def from_op(hw: d.HardwareOp, source: str) -> Hardware:
         all_ = base("bandwidth_all", f)
         if all_ is not None:
             level["bandwidth_all"] = all_
+        effective = base("effective_size", f)
+        level["effective_size"] = effective if effective is not None else level["size"]
+        narrower = {bits: base(f"bandwidth_{name}", f) for bits, name in ((256, "256"), (128, "128"), (32, "scalar"))}
+        level["bandwidth_w"] = {int(simd): level["bandwidth"]} | {
+            bits: v for bits, v in narrower.items() if v is not None and bits < simd
+        }
         levels.append(level)
     values["levels"] = levels
     values["line"] = levels[0]["line"] if levels else 64.0
-    return Hardware(name, values, source, notes)
+    text = {op.key.data: op.text.data for op in hw.body.block.ops if isinstance(op, d.HwTextOp)}
+    return Hardware(name, values, source, notes, text)
 
 
 def _seconds(table, key: str, frequency: float) -> float | None:

@@ -3,6 +3,8 @@
     irkit calibrate                   # print the description of this host (hardware host { ... })
     irkit calibrate -o lab.hw         # write it as lab.hw (hardware lab { ... })
     irkit calibrate --quick --json    # a few seconds, rough figures, and the measurements as JSON
+    irkit calibrate --march x86-64-v3 # the microbenchmarks built for AVX2 (a 256-bit description)
+    irkit calibrate --check lab.hw    # does lab.hw still fit this host? (a few figures, < 5 s)
 
 Why a command: the cost model is only as good as the figures it prices
 with, and the bundled `generic` profile is a guess.  This measures peak
@@ -12,7 +14,15 @@ clock, and the fixed costs of a parallel loop and of a kernel call -- with
 microbenchmarks built by irkit's own C backend -- and writes them in the
 language's hardware syntax, so a document says `hardware host` and is
 priced for the machine it runs on.  How each figure is measured and
-counted: `irkit.calibrate.measure` and docs/calibrate.md.
+counted: `irkit.calibrate.measure` and docs/calibrate.md.  Every figure is
+checked before it is written (`irkit.calibrate.plausible`,
+`irkit.calibrate.checked`): one that fails twice is left out with a warning
+naming it.  The description records the CPU it was measured on and the
+`-march` it was built for (`irkit.calibrate.fingerprint`).
+
+`--check FILE` measures a few figures again and says whether FILE still
+fits this host (`irkit.calibrate.quickcheck`): exit 0 if it does, 1 if a
+figure moved beyond its tolerance or FILE was measured on another CPU.
 
 Progress goes to stderr, one line per step.  Without `-o` the description
 goes to stdout; `--json` prints one JSON object on stdout instead (the
@@ -34,7 +44,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from irkit.calibrate import CalibrateError, measure
+from irkit.calibrate import CalibrateError, measure, plausible
+from irkit.calibrate.checked import Checked
 from irkit.calibrate.detect import Host
 from irkit.calibrate.measure import Calibrator, Progress, Result, Settings
 from irkit.diagnostics import DiagnosticError
@@ -54,14 +65,38 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--name", help="name of the hardware block (default: the stem of FILE, else 'host')")
     p.add_argument("--quick", action="store_true", help="short runs: a few seconds, rough figures (for tests)")
     p.add_argument("--json", action="store_true", help="print the measurements as one JSON object on stdout")
+    p.add_argument(
+        "--march",
+        metavar="ISA",
+        help="build the microbenchmarks for this ISA instead of the host's (-march=ISA in irkit's default flags), "
+        "e.g. x86-64-v3 for AVX2 without AVX-512",
+    )
+    p.add_argument(
+        "--check",
+        metavar="FILE",
+        help="measure a few figures again (under 5 s) and say whether the description FILE still fits this host",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
+    progress = Progress(sys.stderr)
+    if args.check is not None:
+        from irkit.calibrate.quickcheck import load_description, run_check
+        from irkit.tools.opt import UsageError
+
+        if args.output or args.name:
+            raise UsageError("--check compares a description with this host; it writes none (no -o or --name)")
+        hardware = load_description(args.check)  # a description with errors is reported with its locations
+        return _guarded(lambda: run_check(args, hardware, progress), progress)
+    return _guarded(lambda: _calibrate(args, progress), progress)
+
+
+def _guarded(job, progress: Progress) -> int:
+    """Run `job`, a problem with the host or the build reported as one line (exit 1)."""
     from irkit.tools.opt import EXIT_INPUT
 
-    progress = Progress(sys.stderr)
     try:
-        return _calibrate(args, progress)
+        return job()
     except CalibrateError as exc:
         progress.fail()
         sys.stderr.write(f"{PROG}: error: {exc}\n")
@@ -116,6 +151,50 @@ def _check_output(path: str) -> None:
         raise CalibrateError(f"cannot write {path}: the directory {parent} is not writable")
 
 
+def build_flags(march: str | None) -> tuple[list[str] | None, str]:
+    """(the compiler flags, the -march recorded) for `--march` (None: irkit's defaults or $IRKIT_CFLAGS)."""
+    from irkit.backends.build import default_cflags, march_cflags
+    from irkit.tools.opt import UsageError
+
+    try:
+        cflags = march_cflags(march)
+    except DiagnosticError as exc:
+        raise UsageError(exc.diagnostics[0].message) from None
+    flags = cflags if cflags is not None else default_cflags()
+    recorded = next((f.split("=", 1)[1] for f in reversed(flags) if f.startswith("-march=")), "(compiler default)")
+    return cflags, recorded
+
+
+def load_library(host: Host, cflags: list[str] | None, march: str):
+    """Build the microbenchmarks and make sure this host can run them (no SIGILL later)."""
+    from irkit.calibrate import kernels
+
+    lib = kernels.build(cflags)
+    missing = sorted(lib.isa - host.flags)
+    if missing and host.flags:
+        raise CalibrateError(
+            f"the microbenchmarks built for -march={march} use {' '.join(missing)}, which this CPU lacks; "
+            "choose an ISA this host has (e.g. --march x86-64-v3)"
+        )
+    if not lib.openmp:
+        raise CalibrateError(
+            "the microbenchmarks were built without OpenMP (IRKIT_CFLAGS lacks -fopenmp?); the all-core figures need it"
+        )
+    return lib
+
+
+def context(host: Host, lib) -> plausible.Context:
+    """What the checks compare with: the build's widths, the threads, the clocks the system states."""
+    return plausible.Context(
+        widths=lib.widths,
+        threads=host.threads,
+        cpus=host.cpus,
+        caches=host.caches,
+        cpuinfo_hz=host.cpu.mhz,
+        cpufreq=host.cpufreq,
+    )
+
+
 @dataclass
 class Run:
     """One calibration: what was detected, built and measured, for the comments and the JSON report."""
@@ -131,17 +210,22 @@ class Run:
     compiler: str
     flags: list[str]
     load: float | None
+    march: str = "native"
+    checked: Checked | None = None
+    ctx: plausible.Context | None = None
     warnings: list[str] = field(default_factory=list)
 
 
 def _calibrate(args: argparse.Namespace, progress: Progress) -> int:
     from irkit.backends import build as backend
-    from irkit.calibrate import detect, kernels, writer
+    from irkit.calibrate import detect, fingerprint, writer
+    from irkit.calibrate.checked import run_checked
     from irkit.tools.opt import EXIT_OK
 
     name = _name(args)
     if args.output:
         _check_output(args.output)
+    cflags, march = build_flags(args.march)
     began = time.perf_counter()
     stamp = datetime.datetime.now(datetime.UTC)
     host = detect.detect()
@@ -158,16 +242,13 @@ def _calibrate(args: argparse.Namespace, progress: Progress) -> int:
     calibrator = Calibrator(host, settings)
     steps = calibrator.steps()
     progress.total = len(steps) + 1
-    progress.start("building the microbenchmarks (irkit's C backend)")
+    progress.start(f"building the microbenchmarks (irkit's C backend, -march={march})")
     t0 = time.perf_counter()
-    lib = kernels.build()
-    if not lib.openmp:
-        raise CalibrateError(
-            "the microbenchmarks were built without OpenMP (IRKIT_CFLAGS lacks -fopenmp?); the all-core figures need it"
-        )
+    lib = load_library(host, cflags, march)
     calibrator.lib = lib
     progress.finish(f"{lib.vector_bytes * 8}-bit vectors, {time.perf_counter() - t0:.1f} s")
-    results = measure.run_steps(steps, progress)
+    ctx = context(host, lib)
+    checked = run_checked(steps, progress, ctx)
 
     run = Run(
         name=name,
@@ -175,19 +256,28 @@ def _calibrate(args: argparse.Namespace, progress: Progress) -> int:
         host=host,
         settings=settings,
         calibrator=calibrator,
-        results=results,
+        results=checked.results,
         stamp=stamp,
         seconds=time.perf_counter() - began,
         compiler=backend.compiler_version(backend.find_compiler()),
-        flags=backend.default_cflags(),
+        flags=cflags if cflags is not None else backend.default_cflags(),
         load=load,
-        warnings=_warnings(results, host),
+        march=march,
+        checked=checked,
+        ctx=ctx,
+        warnings=_warnings(checked.results, host) + checked.warnings,
     )
     for w in run.warnings:
         err.write(f"{PROG}: warning: {w}\n")
-    values = {key: r.value for key, r in results.items()}
     spec = writer.hardware_spec(
-        name, host, values, lanes=lib.vector_bytes // 4, comments=_comments(run), notes=_notes(run)
+        name,
+        host,
+        checked.values,
+        lanes=lib.vector_bytes // 4,
+        comments=_comments(run),
+        notes=_notes(run),
+        simd=lib.widths[0],
+        texts=fingerprint.text_fields(fingerprint.of_cpu(host.cpu), march),
     )
     text = writer.render(spec)
     _self_check(text, args.output or f"{name}.hw")
@@ -230,10 +320,24 @@ def _report(run: Run, output: str | None, text: str) -> dict:
             "library": lib.path,
             "compiler": run.compiler,
             "flags": run.flags,
+            "march": run.march,
             "vector_bytes": lib.vector_bytes,
+            "widths": lib.widths,
             "openmp": lib.openmp,
         },
         "measurements": {key: r.as_json() for key, r in run.results.items()},
+        "values": run.checked.values if run.checked else {},
+        "checks": {
+            "failed_first": [{"figure": p.figure, "message": p.message} for p in run.checked.first_problems]
+            if run.checked
+            else [],
+            "measured_again": run.checked.again if run.checked else [],
+            "left_out": run.checked.left_out if run.checked else {},
+        },
+        "capacities": [
+            {"level": c.level, "size": c.size, "effective_size": c.effective, "plateau": c.plateau, "note": c.note}
+            for c in run.calibrator.capacities
+        ],
         "triad_elements": run.calibrator.arrays,
         "triad_bytes_per_element": measure.TRIAD_BYTES,
         "call_overhead_runner": run.calibrator.call_ctypes,
@@ -273,12 +377,15 @@ def _comments(run: Run) -> list[str]:
     bits = lib.vector_bytes * 8
     bare = calibrator.call_ctypes
     bare_text = f"; through irkit's runner (argument checks) a call takes {describe(bare, 'latency')}" if bare else ""
+    widths = ", ".join(f"{b}" if b > 32 else "scalar" for b in lib.widths)
+    command = "irkit calibrate" + (" --quick" if run.quick else "") + (f" --march {run.march}" if lib.cflags else "")
     lines = [
-        f"Hardware description '{run.name}', measured by `irkit calibrate{' --quick' if run.quick else ''}`",
+        f"Hardware description '{run.name}', measured by `{command}`",
         f"on {run.stamp:%Y-%m-%d %H:%M} UTC in {run.seconds:.1f} s.",
         f"CPU: {host.model}; {host.threads} threads ({host.threads_source}); caches from /sys/devices/system/cpu.",
         f"Compiler: {run.compiler}",
-        f"  flags {' '.join(run.flags)} (irkit's C backend), {bits}-bit vectors, OpenMP {lib.openmp}.",
+        f"  flags {' '.join(run.flags)} (irkit's C backend, -march={run.march}), {bits}-bit vectors "
+        f"(widths {widths}), OpenMP {lib.openmp}.",
     ]
     if run.load is not None:
         lines.append(
@@ -286,35 +393,53 @@ def _comments(run: Run) -> list[str]:
         )
     if run.quick:
         lines.append("--quick: short trials, rough figures (for tests, not for pricing).")
+    if run.checked and run.ctx:
+        summary = plausible.clock_summary(run.checked.values, run.ctx, run.checked.clock_source)
+        lines += ["", *_wrap(summary)]
     lines += [
         "",
         "How (docs/calibrate.md):",
-        f"- flops_*: {CHAINS} independent chains of {bits}-bit FMAs, an FMA counted as 2 flops;",
-        f"  *_all: every thread at once ({host.threads}, OpenMP).",
-        f"- div_f32, sqrt_f32, exp_f32: f32 results per second, one core, vector loops over {ARRAY} floats",
-        "  in L1 (exp: irkit's relaxed_math irkit_fast_expf).",
-        f"- bandwidth: STREAM triad a[i] = b[i] * s + c[i] on f32, counted as {measure.TRIAD_BYTES} B per element",
-        "  (2 loads + 1 store; the write-allocate read is not counted, so DRAM moves 4/3 of it);",
-        "  one core on 3 arrays totalling half the level (half one core's share of a shared level);",
-        "  bandwidth_all and dram bandwidth: all threads at once, each on its own arrays;",
-        "  DRAM arrays are 4 x the last-level cache.",
-        "- frequency: a chain of dependent integer adds, one a cycle.",
-        "- fp_latency: a chain of dependent f32 adds, in cycles of that clock.",
+        "- frequency: a chain of dependent imuls (3 cycles each), cross-checked with dependent register adds,",
+        "  an L1 pointer chase, the TSC and the clocks /proc/cpuinfo and cpufreq state.",
+        f"- flops_*: {CHAINS} independent chains of FMAs, an FMA counted as 2 flops; flops_f32/f64 at {bits} bits,",
+        "  flops_*_512/256/128/scalar with explicit vectors of that width; *_all: every thread at once.",
+        f"- div, sqrt, exp (irkit's relaxed_math exp), libm_exp: results per second, one core, vector loops over {ARRAY}",
+        "  elements in L1, f32 and f64.",
+        f"- bandwidth: STREAM triad a[i] = b[i] * s + c[i] on f32, counted as {measure.TRIAD_BYTES} B per element in L1",
+        "  (2 loads + 1 store), 16 B beyond (the lines moved: write-allocate and write-back); one core on 3 arrays",
+        "  totalling half the level's effective size; L1 bandwidth_256/128/scalar with explicit narrower vectors;",
+        "  bandwidth_all and dram bandwidth: all threads at once, each on its own arrays.",
+        "- effective_size: where the level's speed ends in a sweep of the triad from 8 KiB to DRAM, one core;",
+        "  dram bandwidth_core: that sweep's last point, 4 x the last-level cache (at least 64 MiB).",
+        "- fp_latency(_f64): a chain of dependent adds, in cycles of that clock.",
         "- store_forward: a vector accumulated in memory across an outer loop, cycles an entry less one add.",
         "- page_fault: malloc and first write of 64 MiB, less a second write, per 4 KiB page.",
         "- parallel_overhead: one empty `omp parallel for schedule(static)` on all threads.",
         f"- call_overhead: an empty kernel's bare ctypes call, as benchmarks time kernels{bare_text}.",
         f"- Throughputs: the best of {run.settings.trials} trials of ~{run.settings.target * 1e3:.0f} ms; "
         "overheads: the median.",
+        "- Every figure was checked (irkit/calibrate/plausible.py); one failing twice is left out, said below.",
     ]
     lines += [f"WARNING: {w}" for w in run.warnings]
     return lines
+
+
+def _wrap(text: str, width: int = 100) -> list[str]:
+    import textwrap
+
+    return textwrap.wrap(text, width) if text else []
 
 
 def _notes(run: Run) -> dict[str, str]:
     """Trailing comments: where `cores` came from, and the triad arrays behind each level's figures."""
     host, arrays = run.host, run.calibrator.arrays
     notes: dict[str, str] = {"cores": f"threads ({host.threads_source})"}
+    lib = run.calibrator.lib
+    if lib is not None and lib.widths[0] != host.simd:
+        notes["simd"] = f"built for -march={run.march}; the host has {host.simd}-bit vectors"
+    texts = {"cpu": "/proc/cpuinfo model name", "march": "what the microbenchmarks were built for"}
+    notes.update(texts)
+    capacities = {c.level: c for c in run.calibrator.capacities}
     for level in [c.name for c in host.caches] + ["dram"]:
         one = arrays.get(f"{level}.bandwidth" if level != "dram" else "dram.bandwidth_core")
         every = arrays.get(f"{level}.bandwidth_all" if level != "dram" else "dram.bandwidth")
@@ -323,6 +448,9 @@ def _notes(run: Run) -> dict[str, str]:
             parts.append(f"1 core: {measure.arrays_text(one)}")
         if every:
             parts.append(f"all: {measure.arrays_text(every)} per thread")
+        cap = capacities.get(level)
+        if cap is not None and cap.note:
+            parts.append(f"effective_size: {cap.note}")
         if parts:
             notes[level] = "; ".join(parts)
     return notes

@@ -49,10 +49,28 @@ def run(args: argparse.Namespace) -> int:
     except SizeError as exc:
         raise size_usage_error(exc) from None
     hw = load_hardware(args.hw, document=Path(args.file)) if args.hw else None
+    _warn_if_foreign(hw, text, name)
     p = predict(Path(args.file) if args.file != "-" else text, sizes=sizes or None, hw=hw)
     report = prediction_report(p, args.file, resolved, args.hw)
     sys.stdout.write(json.dumps(report) + "\n" if args.json else format_report(report))
     return EXIT_OK
+
+
+def _warn_if_foreign(hw, text: str, name: str) -> None:
+    """A warning on stderr when the description was measured on another CPU or ISA (irkit.calibrate.fingerprint)."""
+    from irkit.calibrate.fingerprint import warning
+    from irkit.diagnostics import DiagnosticError
+    from irkit.frontend import parse_design
+    from irkit.perf.hardware import hardware_of_module
+
+    if hw is None:
+        try:
+            hw = hardware_of_module(parse_design(text, name), name)
+        except DiagnosticError:
+            return  # no hardware to compare: predict says so itself
+    message = warning(hw)
+    if message:
+        sys.stderr.write(f"irkit predict: warning: {message}\n")
 
 
 def roofline(flops: float, dram_bytes: float, seconds: float, peak_flops: float, dram_bandwidth: float) -> dict:

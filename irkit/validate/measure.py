@@ -12,6 +12,12 @@ The schedules of one kernel at one size are timed together with
 the measurement.  Alternating them spreads the shared host's slow and fast
 moments over all of them, which is what comparing their order needs.  A
 call longer than the settling time is its own warm-up and is not settled.
+
+Every case is measured twice (`PASSES`): the whole suite is timed once,
+then again, so a case's two measurements are independent (prepared and
+timed afresh, half a run apart).  The time compared with the prediction is
+the faster of the two (`ranking.measured_time`), and their difference is
+the case's run-to-run spread.
 """
 
 from __future__ import annotations
@@ -26,13 +32,17 @@ from pathlib import Path
 import numpy as np
 
 from irkit.timing import WARMUP_SECONDS, Plan, batch_size, rounds_for, settle, summary, time_call
-from irkit.validate import stats
+from irkit.validate import ranking, stats
 from irkit.validate.report import seconds
 from irkit.validate.suite import Case
 
-# Full runs: 0.1 s of settling, then batches; about 3 s per kernel and size for all its schedules.
-FULL_PLAN = Plan(repeat=3, min_time=0.3, budget=3.0, settle=0.1)
-QUICK_PLAN = Plan(repeat=3, min_time=0.02, budget=0.2, settle=0.01)
+# Each case is measured PASSES times, pass after pass over the whole suite; each pass's plan is
+# for one measurement.  Full runs: 0.1 s of settling, then batches; about 1.5 s per kernel and
+# size for all its schedules a pass (3 s over both, as one pass of 3 s took before).  At least
+# two rounds a pass: the slowest calls (0.4 s) are then timed four times in all.
+PASSES = 2
+FULL_PLAN = Plan(repeat=2, min_time=0.15, budget=1.5, settle=0.1)
+QUICK_PLAN = Plan(repeat=2, min_time=0.01, budget=0.1, settle=0.01)
 
 # When other processes kept more than this many cores busy while a group was timed, it is timed
 # again (at most BUSY_RETRIES more times, and for at most `retry_seconds` over the whole run),
@@ -159,15 +169,22 @@ def run_cases(
     cflags: list[str] | None = None,
     check: bool = True,
     retry_seconds: float = 60.0,
+    passes: int = PASSES,
 ) -> list[dict]:
     """Measure and predict every case; one row (a dict of plain values) per case, in order.
 
-    Cases of the same kernel and size are measured together.  A case that
-    fails to build, run or predict keeps its error in its row.
+    Cases of the same kernel and size are measured together, `passes` times:
+    pass after pass over every group, each an independent measurement
+    (buffers prepared again, estimates and batches chosen again), so that a
+    case's two measurements lie half a run apart and the host's slow and fast
+    minutes fall on every schedule alike.  The first pass compiles, checks
+    results (at each kernel's first size) and predicts.  A case that fails to
+    build, run or predict keeps its error in its row and is not measured again.
     """
     import irkit
 
-    rows: list[dict] = []
+    if passes < 1:
+        raise ValueError("at least one pass")
     kernels: dict[Path, object] = {}
     errors: dict[Path, str] = {}
     total = len(cases)
@@ -177,28 +194,40 @@ def run_cases(
     first_label = {}
     for case in cases:
         first_label.setdefault(case.kernel, case.size_label)
-    done = 0
     retries = {"seconds": retry_seconds}
-    for (kernel_name, label), group in groups.items():
-        for case in group:
-            if case.document not in kernels and case.document not in errors:
-                t0 = time.perf_counter()
-                try:
-                    kernels[case.document] = irkit.compile(case.document, sizes=case.sizes, cflags=cflags)
-                    log(f"         compiled {case.kernel} schedule={case.variant} ({time.perf_counter() - t0:.1f} s)")
-                except Exception as exc:  # noqa: BLE001
-                    errors[case.document] = f"compile: {_named(error_text(exc), case)}"
-                    log(f"         compiling {case.kernel} schedule={case.variant} FAILED: {errors[case.document]}")
-        group_rows = [new_row(case) for case in group]
-        first = label == first_label[kernel_name]
-        measure_group(group, group_rows, kernels, errors, plan, check and first, log, retries)
-        for case, row in zip(group, group_rows):
-            if row["error"] is None:
-                predict_row(case, row, hw, predictor)
-            done += 1
-            log(progress_line(done, total, row))
-            rows.append(row)
-    return rows
+    group_rows = {key: [new_row(case) for case in group] for key, group in groups.items()}
+    for n in range(1, passes + 1):
+        if passes > 1:
+            log(f"irkit validate: pass {n} of {passes}" + (" (compile, check, predict, measure)" if n == 1 else ""))
+        done = 0
+        for (kernel_name, label), group in groups.items():
+            rows = group_rows[(kernel_name, label)]
+            if n == 1:
+                compile_group(group, kernels, errors, cflags, log, irkit.compile)
+            first = n == 1 and label == first_label[kernel_name]
+            measure_group(group, rows, kernels, errors, plan, check and first, log, retries)
+            for case, row in zip(group, rows):
+                if n == 1 and row["error"] is None:
+                    predict_row(case, row, hw, predictor)
+                if n == passes:
+                    finish_row(row)
+                done += 1
+                log(progress_line(done, total, row, n, passes))
+    return [row for rows in group_rows.values() for row in rows]
+
+
+def compile_group(group: list[Case], kernels: dict, errors: dict, cflags, log, compile_fn) -> None:
+    """Compile each document of the group not compiled yet; a failure is kept in `errors`."""
+    for case in group:
+        if case.document in kernels or case.document in errors:
+            continue
+        t0 = time.perf_counter()
+        try:
+            kernels[case.document] = compile_fn(case.document, sizes=case.sizes, cflags=cflags)
+            log(f"         compiled {case.kernel} schedule={case.variant} ({time.perf_counter() - t0:.1f} s)")
+        except Exception as exc:  # noqa: BLE001
+            errors[case.document] = f"compile: {_named(error_text(exc), case)}"
+            log(f"         compiling {case.kernel} schedule={case.variant} FAILED: {errors[case.document]}")
 
 
 def new_row(case: Case) -> dict:
@@ -210,10 +239,14 @@ def new_row(case: Case) -> dict:
         "document": str(case.document),
         "example": str(case.example),
         "description": case.description,
+        "measurements": [],  # one per pass: the median of its timed calls, with how it was timed
+        "runs_s": [],  # each pass's median seconds per call
         "measured_s": None,
+        "spread_pct": None,
         "predicted_s": None,
         "error_pct": None,
         "abs_error_pct": None,
+        "within_spread": False,
         "error": None,
     }
 
@@ -228,25 +261,29 @@ def measure_group(
     log: Callable[[str], None],
     retries: dict | None = None,
 ) -> None:
-    """Time the cases of one kernel and size together; fills each row's measurement (or error).
+    """Time the cases of one kernel and size together once; appends a measurement to each row (or an error).
 
-    `retries["seconds"]` is what is left of the run's time for timing busy groups again.
+    Rows that failed before are skipped.  `retries["seconds"]` is what is
+    left of the run's time for timing busy groups again.
     """
     from irkit.metrics import work
 
     prepared: dict[int, Prepared] = {}
     inputs = None
     for i, (case, row) in enumerate(zip(group, rows)):
+        if row["error"] is not None:
+            continue
         if case.document in errors:
             row["error"] = errors[case.document]
             continue
         kernel = kernels[case.document]
         try:
             sizes = kernel.resolve_sizes(case.sizes)
-            amount = work(kernel.levels["design"], sizes)
-            row["flops"], row["bytes"] = float(amount.flops), float(amount.bytes)
+            if "bytes" not in row:
+                amount = work(kernel.levels["design"], sizes)
+                row["flops"], row["bytes"] = float(amount.flops), float(amount.bytes)
             if inputs is None:
-                inputs = kernel.random_inputs(sizes)
+                inputs = kernel.random_inputs(sizes)  # seed 0: the same data in every pass
             prepared[i] = prepare(kernel, sizes, inputs)
             if check:
                 row["check"] = check_output(kernel, sizes, inputs, prepared[i])
@@ -287,13 +324,37 @@ def measure_group(
     assert best is not None
     for i, t in zip(live, best[1]):
         s = summary(t)
-        rows[i]["measured_s"] = s["median_s"]
-        rows[i]["runs"] = s["runs"]
-        rows[i]["iqr_s"] = s["iqr_s"]
-        rows[i]["min_s"] = s["min_s"]
-        rows[i]["other_load"] = best[0]
-        rows[i]["attempts"] = attempts
+        rows[i]["measurements"].append(
+            {
+                "median_s": s["median_s"],
+                "calls": s["runs"],
+                "iqr_s": s["iqr_s"],
+                "min_s": s["min_s"],
+                "other_load": best[0],
+                "attempts": attempts,
+            }
+        )
+        rows[i]["runs_s"].append(s["median_s"])
+        rows[i]["measured_s"] = ranking.measured_time(rows[i]["runs_s"])
     prepared.clear()
+
+
+def finish_row(row: dict) -> None:
+    """After the last pass: the time used (the fastest pass), the spread, the error and whether it is noise."""
+    if row["error"] is not None or not row["runs_s"]:
+        return
+    runs = row["runs_s"]
+    row["measured_s"] = ranking.measured_time(runs)
+    row["spread_pct"] = ranking.spread_pct(runs)
+    ms = row["measurements"]
+    row["calls"] = sum(m["calls"] for m in ms)
+    row["min_s"] = min(m["min_s"] for m in ms)
+    row["iqr_s"] = ms[runs.index(row["measured_s"])]["iqr_s"]
+    row["other_load"] = sum(m["other_load"] for m in ms) / len(ms)
+    if row["predicted_s"] is not None:
+        row["error_pct"] = stats.signed_pct_error(row["predicted_s"], row["measured_s"])
+        row["abs_error_pct"] = abs(row["error_pct"])
+        row["within_spread"] = ranking.within_spread(row["abs_error_pct"], row["spread_pct"])
 
 
 def check_output(kernel, sizes: dict[str, int], inputs: dict[str, np.ndarray], prepared: Prepared) -> dict:
@@ -320,10 +381,6 @@ def predict_row(case: Case, row: dict, hw: object, predictor: Predictor) -> None
         if _traceback_wanted():
             traceback.print_exc()
         return
-    meas = row["measured_s"]
-    if meas and row["predicted_s"] is not None:
-        row["error_pct"] = stats.signed_pct_error(row["predicted_s"], meas)
-        row["abs_error_pct"] = abs(row["error_pct"])
 
 
 def _named(message: str, case: Case) -> str:
@@ -337,13 +394,18 @@ def _traceback_wanted() -> bool:
     return os.environ.get("IRKIT_TRACEBACK") == "1"
 
 
-def progress_line(done: int, total: int, row: dict) -> str:
+def progress_line(done: int, total: int, row: dict, n: int = 1, passes: int = 1) -> str:
+    """One case after pass `n`: its measurement so far and prediction; after the last, spread and error."""
     width = len(str(total))
     sizes = ",".join(f"{k}={v}" for k, v in row["sizes"].items())
     head = f"[{done:>{width}}/{total}] {row['kernel']:<12} schedule={row['schedule']:<8} {sizes:<24}"
     if row["error"]:
         return f"{head} FAILED: {row['error']}"
-    return (
-        f"{head} measured {seconds(row['measured_s']):>9}  predicted {seconds(row['predicted_s']):>9}"
-        f"  ({row['error_pct']:+.1f}%)"
-    )
+    if n < passes:
+        return f"{head} run {n}: {seconds(row['runs_s'][-1]):>9}  predicted {seconds(row['predicted_s']):>9}"
+    line = f"{head} measured {seconds(row['measured_s']):>9}  predicted {seconds(row['predicted_s']):>9}"
+    if row["error_pct"] is not None:
+        line += f"  ({row['error_pct']:+.1f}%)"
+    if row["spread_pct"] is not None:
+        line += f"  spread {row['spread_pct']:.1f}%" + (", error within it" if row["within_spread"] else "")
+    return line

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from irkit.validate.stats import TARGET_MEDIAN_ABS_ERROR, TARGET_P90_ABS_ERROR, TARGET_TAU
 from irkit.validate.suite import SHARED_VARIANTS
 
 
@@ -51,50 +50,45 @@ def _load_text(load: float | None) -> str:
     return text + "."
 
 
+def _share(good: int, total: int) -> str:
+    return "-" if not total else f"{100 * good / total:.0f}% ({good} of {total})"
+
+
+def _mark(ok: bool | None) -> str:
+    return "yes" if ok else ""
+
+
 def markdown(result: dict) -> str:
-    """The whole report: summary with the targets, tau per kernel and size, then every case."""
+    """The whole report: warnings, summary with the targets, each kernel and size, then every case."""
     s = result["summary"]
+    t = s["targets"]
+    passes = result.get("passes", 1)
     lines = [
         "# irkit validate: predicted vs measured",
         "",
         f"`{result['command']}` on {result['date']}; hardware description: {result['hardware']}.",
-        f"{result['machine']}. Each case: the median of steady-state timed calls (schedules of one kernel "
-        "and size alternated); the prediction of `irkit predict` at the same sizes.",
+        f"{result['machine']}. Built for **{result.get('march', 'native')}**"
+        + (f" (`{' '.join(result['cflags'])}`)" if result.get("cflags") else " (irkit's default flags)")
+        + f"; held to the targets for the {t['label']}.",
+        "",
+        f"Each case is measured {'twice' if passes == 2 else f'{passes} times'}, pass after pass over the whole suite (each pass: the median of "
+        "steady-state timed calls, the schedules of one kernel and size alternated); the time compared with the "
+        "prediction of `irkit predict` at the same sizes is the fastest pass, and the run-to-run spread is "
+        "(slowest - fastest) / fastest pass.",
         "",
         _load_text(s.get("other_load")),
         "",
-        "| measure | value | target | met |",
-        "|---|---:|---:|---|",
-        f"| median absolute error | {_pct(s['median_abs_error_pct'])} | <= {TARGET_MEDIAN_ABS_ERROR:g}% "
-        f"| {_met(s['met']['median_abs_error_pct'])} |",
-        f"| 90th percentile absolute error | {_pct(s['p90_abs_error_pct'])} | <= {TARGET_P90_ABS_ERROR:g}% "
-        f"| {_met(s['met']['p90_abs_error_pct'])} |",
-        f"| Kendall tau, mean over kernels and sizes | {_tau(s['mean_tau'])} | >= {TARGET_TAU:g} "
-        f"| {_met(s['met']['mean_tau'])} |",
-        f"| Kendall tau, lowest | {_tau(s['min_tau'])} | | |",
-        f"| Kendall tau with times within {100 * s['tie_tolerance']:g}% as ties, mean | {_tau(s['mean_tau_tol'])} | | |",
-        f"| largest absolute error | {_pct(s['max_abs_error_pct'])} | | |",
+    ]
+    for w in result.get("warnings", []):
+        lines += [f"**Warning:** {w}", ""]
+    lines += summary_table(s)
+    lines += [
         "",
         f"{s['compared']} of {s['cases']} cases compared"
         + (f"; {s['failed']} failed (below)." if s["failed"] else "."),
         "",
-        "## Order of the schedules (Kendall tau-b per kernel and size)",
-        "",
-        f"Tau compares, for one kernel at one size, the schedules' order by predicted time with their order by "
-        f"measured time (1: the same order, -1: reversed).  The second tau counts two times within "
-        f"{100 * s['tie_tolerance']:g}% of each other as a tie (an order closer than that is noise on this host).",
-        "",
-        f"| kernel | size | tau | tau ({100 * s['tie_tolerance']:g}% ties) | measured order (fastest first) "
-        "| predicted order |",
-        "|---|---|---:|---:|---|---|",
     ]
-    for t in s["taus"]:
-        sizes = ", ".join(f"{k}={v}" for k, v in t["sizes"].items())
-        lines.append(
-            f"| {t['kernel']} | {t['size']}: {sizes} | {_tau(t['tau'])} | {_tau(t['tau_tol'])} "
-            f"| {' < '.join(t['measured_order'])} "
-            f"| {' < '.join(t['predicted_order'])} |"
-        )
+    lines += groups_section(s)
     lines += [
         "",
         "## Median absolute error by kernel and by size",
@@ -105,37 +99,110 @@ def markdown(result: dict) -> str:
     lines += [f"| {k} | {_pct(v['median_abs_error_pct'])} | {v['cases']} |" for k, v in s["by_kernel"].items()]
     lines += ["", "| size | median abs error | cases |", "|---|---:|---:|"]
     lines += [f"| {k} | {_pct(v['median_abs_error_pct'])} | {v['cases']} |" for k, v in s["by_size"].items()]
-    lines += [
+    lines += cases_section(result["rows"])
+    if result.get("plot"):
+        lines += ["", f"Plot: {result['plot']}"]
+    return "\n".join(lines) + "\n"
+
+
+def summary_table(s: dict) -> list[str]:
+    """The figures with their targets (`stats.summarize`'s `targets` and `met`)."""
+    t, met = s["targets"], s["met"]
+    tol = f"{100 * s['tie_tolerance']:g}%"
+    spread = "-" if s["median_spread_pct"] is None else f"{_pct(s['median_spread_pct'])} / {_pct(s['max_spread_pct'])}"
+    return [
+        f"| measure | value | target ({t['label']}) | met |",
+        "|---|---:|---:|---|",
+        f"| median absolute error | {_pct(s['median_abs_error_pct'])} | <= {t['median_abs_error_pct']:g}% "
+        f"| {_met(met['median_abs_error_pct'])} |",
+        f"| 90th percentile absolute error | {_pct(s['p90_abs_error_pct'])} | <= {t['p90_abs_error_pct']:g}% "
+        f"| {_met(met['p90_abs_error_pct'])} |",
+        f"| Kendall tau, mean over kernels and sizes | {_tau(s['mean_tau'])} | >= {t['mean_tau']:g} "
+        f"| {_met(met['mean_tau'])} |",
+        f"| groups (kernel x size) with top-1 >= {t['top1_score']:g} | {_share(s['top1_good'], s['top1_groups'])} "
+        f"| >= {100 * t['top1_share']:g}% | {_met(met['top1_share'])} |",
+        f"| ... or whose pick is within the noise of the fastest | "
+        f"{_share(s['top1_good_or_noise'], s['top1_groups'])} | | |",
+        f"| top-1 score, mean / lowest | {_tau(s['mean_top1'])} / {_tau(s['min_top1'])} | | |",
+        f"| pairwise ordering accuracy, mean over groups | {_tau(s['mean_pairwise'])} | | |",
+        f"| pairwise, pairs within the noise as agreeing ({s['pairs_within_noise']} of {s['pairs']} pairs) "
+        f"| {_tau(s['mean_pairwise_noise'])} | | |",
+        f"| errors within the run-to-run spread | {s['within_spread']} of {s['compared']} | | |",
+        f"| run-to-run spread, median / largest | {spread} | | |",
+        f"| Kendall tau, lowest | {_tau(s['min_tau'])} | | |",
+        f"| Kendall tau with times within {tol} as ties, mean | {_tau(s['mean_tau_tol'])} | | |",
+        f"| largest absolute error | {_pct(s['max_abs_error_pct'])} | | |",
+    ]
+
+
+def groups_section(s: dict) -> list[str]:
+    """Per kernel and size: tau, the model's pick against the fastest, pairwise accuracy, both orders."""
+    tol = f"{100 * s['tie_tolerance']:g}%"
+    lines = [
+        "## The schedules of each kernel and size",
+        "",
+        "Top-1: the fastest measured time of the group / the measured time of the schedule the model ranks "
+        'first (1: the model picks the fastest; "in noise": its pick and the fastest differ by no more than '
+        "their run-to-run spread).  Pairwise: the share of schedule pairs the model orders as measured -- "
+        "strict, then with the pairs whose measured times differ by no more than either's run-to-run spread "
+        "counted as agreeing (the measurement cannot order them).  Tau compares the two orders (1: the same, "
+        f"-1: reversed); the second tau counts two times within {tol} of each other as a tie.",
+        "",
+        f"| kernel | size | top-1 | model's pick | fastest | pick in noise | pairwise | pairwise (noise agrees) "
+        f"| tau | tau ({tol} ties) | measured order (fastest first) | predicted order |",
+        "|---|---|---:|---|---|---|---:|---:|---:|---:|---|---|",
+    ]
+    for g in s["groups"]:
+        sizes = ", ".join(f"{k}={v}" for k, v in g["sizes"].items())
+        lines.append(
+            f"| {g['kernel']} | {g['size']}: {sizes} | {_tau(g['top1'])} | {g['pick'] or '-'} | {g['best'] or '-'} "
+            f"| {_mark(g['pick_within_noise'] and g['pick'] != g['best'])} "
+            f"| {_tau(g['pairwise'])} | {_tau(g['pairwise_noise'])} | {_tau(g['tau'])} | {_tau(g['tau_tol'])} "
+            f"| {' < '.join(g['measured_order'])} | {' < '.join(g['predicted_order'])} |"
+        )
+    return lines
+
+
+def _runs(r: dict) -> str:
+    return ", ".join(seconds(t) for t in r.get("runs_s") or []) or "-"
+
+
+def cases_section(rows: list[dict]) -> list[str]:
+    """Every case: its measurements, spread, prediction and error ("in noise": the error is within the spread)."""
+    lines = [
         "",
         "## Every case",
         "",
-        "| kernel | schedule | sizes | data | measured | predicted | error | bound | other load |",
-        "|---|---|---|---:|---:|---:|---:|---|---:|",
+        "Runs: each pass's measurement; measured: the fastest; spread: (slowest - fastest) / fastest; "
+        '"in noise": the error is no larger than the spread.',
+        "",
+        "| kernel | schedule | sizes | data | runs | measured | spread | predicted | error | in noise | bound "
+        "| other load |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---|---|---:|",
     ]
-    for r in result["rows"]:
+    for r in rows:
         sizes = ", ".join(f"{k}={v}" for k, v in r["sizes"].items())
+        head = f"| {r['kernel']} | {r['schedule']} | {r['size']}: {sizes} | {_mib(r.get('bytes'))} | {_runs(r)} "
         if r.get("error"):
             lines.append(
-                f"| {r['kernel']} | {r['schedule']} | {r['size']}: {sizes} | {_mib(r.get('bytes'))} "
-                f"| {seconds(r['measured_s'])} | {seconds(r['predicted_s'])} | **failed**: {r['error']} | | |"
+                head
+                + f"| {seconds(r['measured_s'])} | | {seconds(r['predicted_s'])} | **failed**: {r['error']} | | | |"
             )
             continue
         lines.append(
-            f"| {r['kernel']} | {r['schedule']} | {r['size']}: {sizes} | {_mib(r.get('bytes'))} "
-            f"| {seconds(r['measured_s'])} | {seconds(r['predicted_s'])} | {_pct(r['error_pct'], signed=True)} "
-            f"| {r.get('bound') or '-'} | {_load(r.get('other_load'))} |"
+            head + f"| {seconds(r['measured_s'])} | {_pct(r.get('spread_pct'))} | {seconds(r['predicted_s'])} "
+            f"| {_pct(r['error_pct'], signed=True)} | {_mark(r.get('within_spread'))} | {r.get('bound') or '-'} "
+            f"| {_load(r.get('other_load'))} |"
         )
     lines += ["", "Schedules:", ""]
     described = set()
-    for r in result["rows"]:
+    for r in rows:
         shared = r["schedule"] in SHARED_VARIANTS  # the same transformation for every kernel
         key = r["schedule"] if shared else f"{r['kernel']} {r['schedule']}"
         if key not in described:
             described.add(key)
             lines.append(f"- `{key}`: {r['description']}")
-    if result.get("plot"):
-        lines += ["", f"Plot: {result['plot']}"]
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def plot(result: dict, path: Path) -> str | None:
@@ -168,7 +235,8 @@ def plot(result: dict, path: Path) -> str | None:
     values = [v for r in rows for v in (r["measured_s"], r["predicted_s"])]
     lo, hi = min(values) / 2, max(values) * 2
     ax.plot([lo, hi], [lo, hi], color="black", linewidth=1, label="predicted = measured")
-    for f, style in ((1 + TARGET_MEDIAN_ABS_ERROR / 100, "--"), (1 + TARGET_P90_ABS_ERROR / 100, ":")):
+    t = result["summary"]["targets"]
+    for f, style in ((1 + t["median_abs_error_pct"] / 100, "--"), (1 + t["p90_abs_error_pct"] / 100, ":")):
         ax.plot([lo, hi], [lo * f, hi * f], color="grey", linestyle=style, linewidth=0.8)
         ax.plot([lo, hi], [lo / f, hi / f], color="grey", linestyle=style, linewidth=0.8)
     ax.set_xscale("log")

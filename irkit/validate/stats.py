@@ -1,14 +1,17 @@
-"""The numbers `irkit validate` reports: percentage errors, percentiles, Kendall's tau-b, a summary."""
+"""The numbers `irkit validate` reports: percentage errors, percentiles, Kendall's tau-b, a summary.
+
+The tuner's numbers per kernel and size (top-1 score, pairwise ordering,
+noise) are `irkit.validate.ranking`'s; the targets are
+`irkit.validate.targets`'.
+"""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
 
-# The targets the model is judged by (issue 5).
-TARGET_MEDIAN_ABS_ERROR = 15.0  # percent
-TARGET_P90_ABS_ERROR = 35.0  # percent
-TARGET_TAU = 0.8
+from irkit.validate import ranking
+from irkit.validate.targets import NATIVE, Targets
 
 # Two times closer than this (relative) are a tie for `tau_tol`: medians of the same kernel on
 # this shared host move by a few percent from run to run, so an order inside that is noise.
@@ -88,34 +91,64 @@ def _order(a: float, b: float, rel_tol: float) -> int:
     return (a > b) - (a < b)
 
 
-def summarize(rows: list[dict]) -> dict:
-    """Median and 90th percentile absolute error over every row with both numbers; tau per kernel and size.
+def compared(rows: list[dict]) -> list[dict]:
+    """The rows with both a measurement and a prediction."""
+    return [r for r in rows if r.get("measured_s") is not None and r.get("predicted_s") is not None]
 
-    Tau compares, for one kernel at one size, the order of its schedules by
-    predicted time with their order by measured time.
-    """
-    ok = [r for r in rows if r.get("measured_s") is not None and r.get("predicted_s") is not None]
-    errors = [abs_pct_error(r["predicted_s"], r["measured_s"]) for r in ok]
+
+def group_rows(rows: list[dict]) -> dict[tuple[str, str], list[dict]]:
+    """(kernel, size) -> its rows, in the order they came."""
     groups: dict[tuple[str, str], list[dict]] = {}
-    for r in ok:
+    for r in rows:
         groups.setdefault((r["kernel"], r["size"]), []).append(r)
-    taus = []
-    for (kernel, size), group in groups.items():
-        predicted, measured = [r["predicted_s"] for r in group], [r["measured_s"] for r in group]
-        taus.append(
-            {
-                "kernel": kernel,
-                "size": size,
-                "sizes": group[0]["sizes"],
-                "schedules": [r["schedule"] for r in group],
-                "tau": kendall_tau_b(predicted, measured),
-                "tau_tol": kendall_tau_b(predicted, measured, TIE_TOLERANCE),
-                "measured_order": [r["schedule"] for r in sorted(group, key=lambda r: r["measured_s"])],
-                "predicted_order": [r["schedule"] for r in sorted(group, key=lambda r: r["predicted_s"])],
-            }
-        )
-    defined = [t["tau"] for t in taus if t["tau"] is not None]
-    defined_tol = [t["tau_tol"] for t in taus if t["tau_tol"] is not None]
+    return groups
+
+
+def group_summary(group: list[dict]) -> dict:
+    """One kernel at one size: tau (exact and with ties), the top-1 score, pairwise ordering accuracy.
+
+    Tau compares the order of its schedules by predicted time with their
+    order by measured time.  Every figure is None where it is undefined
+    (fewer than two schedules, all tied).
+    """
+    predicted, measured = [r["predicted_s"] for r in group], [r["measured_s"] for r in group]
+    out = {
+        "kernel": group[0]["kernel"],
+        "size": group[0]["size"],
+        "sizes": group[0]["sizes"],
+        "schedules": [r["schedule"] for r in group],
+        "tau": kendall_tau_b(predicted, measured),
+        "tau_tol": kendall_tau_b(predicted, measured, TIE_TOLERANCE),
+        "measured_order": [r["schedule"] for r in sorted(group, key=lambda r: r["measured_s"])],
+        "predicted_order": [r["schedule"] for r in sorted(group, key=lambda r: r["predicted_s"])],
+    }
+    empty_top1 = {"top1": None, "pick": None, "best": None, "pick_within_noise": None}
+    empty_pairs = {"pairs": 0, "pairs_agreeing": 0.0, "pairs_within_noise": 0, "pairwise": None, "pairwise_noise": None}
+    out |= ranking.top1(group) or empty_top1
+    out |= ranking.pairwise(group) or empty_pairs
+    return out
+
+
+def summarize(rows: list[dict], targets: Targets = NATIVE) -> dict:
+    """Every figure of the report over the rows that have both numbers, and which targets are met.
+
+    Errors: median, 90th percentile and largest |predicted - measured| /
+    measured.  Per kernel and size (a group): tau, top-1, pairwise accuracy
+    (`group_summary`); over the groups: their means, and the share of groups
+    whose top-1 score reaches `targets.top1_score`.  Noise: each case's
+    run-to-run spread (`spread_pct`, when it was measured more than once) and
+    how many errors lie within it.
+    """
+    ok = compared(rows)
+    errors = [abs_pct_error(r["predicted_s"], r["measured_s"]) for r in ok]
+    groups = [group_summary(g) for g in group_rows(ok).values()]
+    spreads = [r["spread_pct"] for r in ok if r.get("spread_pct") is not None]
+    inside = sum(ranking.within_spread(e, r.get("spread_pct")) for r, e in zip(ok, errors))
+    top1s = [g["top1"] for g in groups if g["top1"] is not None]
+    good = sum(t >= targets.top1_score for t in top1s)
+    good_or_noise = sum(
+        g["top1"] >= targets.top1_score or bool(g["pick_within_noise"]) for g in groups if g["top1"] is not None
+    )
     out = {
         "cases": len(rows),
         "compared": len(ok),
@@ -123,29 +156,56 @@ def summarize(rows: list[dict]) -> dict:
         "median_abs_error_pct": median(errors) if errors else None,
         "p90_abs_error_pct": percentile(errors, 90) if errors else None,
         "max_abs_error_pct": max(errors) if errors else None,
-        "mean_tau": sum(defined) / len(defined) if defined else None,
-        "min_tau": min(defined) if defined else None,
-        "mean_tau_tol": sum(defined_tol) / len(defined_tol) if defined_tol else None,
-        "min_tau_tol": min(defined_tol) if defined_tol else None,
         "tie_tolerance": TIE_TOLERANCE,
-        "taus": taus,
+        "groups": groups,
+        "top1_groups": len(top1s),
+        "top1_good": good,
+        "top1_share": good / len(top1s) if top1s else None,
+        "top1_good_or_noise": good_or_noise,
+        "top1_share_noise": good_or_noise / len(top1s) if top1s else None,
+        "mean_top1": _mean(top1s),
+        "min_top1": min(top1s) if top1s else None,
+        "mean_pairwise": _mean([g["pairwise"] for g in groups if g["pairwise"] is not None]),
+        "mean_pairwise_noise": _mean([g["pairwise_noise"] for g in groups if g["pairwise_noise"] is not None]),
+        "pairs": sum(g["pairs"] for g in groups),
+        "pairs_within_noise": sum(g["pairs_within_noise"] for g in groups),
+        "spread_cases": len(spreads),
+        "median_spread_pct": median(spreads) if spreads else None,
+        "max_spread_pct": max(spreads) if spreads else None,
+        "within_spread": inside,
         "by_kernel": {},
         "by_size": {},
     }
+    for key in ("tau", "tau_tol"):
+        defined = [g[key] for g in groups if g[key] is not None]
+        out[f"mean_{key}"] = _mean(defined)
+        out[f"min_{key}"] = min(defined) if defined else None
     for key, field in (("by_kernel", "kernel"), ("by_size", "size")):
         buckets: dict[str, list[float]] = {}
         for r, e in zip(ok, errors):
             buckets.setdefault(r[field], []).append(e)
         out[key] = {k: {"median_abs_error_pct": median(v), "cases": len(v)} for k, v in buckets.items()}
-    out["targets"] = {
-        "median_abs_error_pct": TARGET_MEDIAN_ABS_ERROR,
-        "p90_abs_error_pct": TARGET_P90_ABS_ERROR,
-        "mean_tau": TARGET_TAU,
-    }
-    out["met"] = {
-        "median_abs_error_pct": out["median_abs_error_pct"] is not None
-        and out["median_abs_error_pct"] <= TARGET_MEDIAN_ABS_ERROR,
-        "p90_abs_error_pct": out["p90_abs_error_pct"] is not None and out["p90_abs_error_pct"] <= TARGET_P90_ABS_ERROR,
-        "mean_tau": out["mean_tau"] is not None and out["mean_tau"] >= TARGET_TAU,
-    }
+    out["targets"] = targets.as_dict()
+    out["met"] = met(out, targets)
     return out
+
+
+def met(s: dict, targets: Targets) -> dict[str, bool]:
+    """Each target: reached (False where the figure is undefined)."""
+
+    def at_most(v: float | None, limit: float) -> bool:
+        return v is not None and v <= limit
+
+    def at_least(v: float | None, limit: float) -> bool:
+        return v is not None and v >= limit
+
+    return {
+        "median_abs_error_pct": at_most(s["median_abs_error_pct"], targets.median_abs_error_pct),
+        "p90_abs_error_pct": at_most(s["p90_abs_error_pct"], targets.p90_abs_error_pct),
+        "mean_tau": at_least(s["mean_tau"], targets.mean_tau),
+        "top1_share": at_least(s["top1_share"], targets.top1_share),
+    }
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return sum(values) / len(values) if values else None

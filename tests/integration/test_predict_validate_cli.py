@@ -14,7 +14,7 @@ import pytest
 
 from irkit.tools.cli import main
 from irkit.tools.predict import format_report, prediction_report, roofline
-from irkit.validate import measure, stats, suite
+from irkit.validate import host, measure, ranking, stats, suite
 
 ROOT = Path(__file__).resolve().parents[2]
 GEMM = ROOT / "examples" / "gemm.design"
@@ -108,12 +108,45 @@ def test_validate_quick_json(capsys, tmp_path, host_hw):
         assert row["error"] is None, row
         assert row["measured_s"] > 0 and row["predicted_s"] > 0
         assert row["abs_error_pct"] == pytest.approx(stats.abs_pct_error(row["predicted_s"], row["measured_s"]))
+        assert len(row["runs_s"]) == 2 and row["measured_s"] == min(row["runs_s"])  # measured twice
+        assert row["spread_pct"] == pytest.approx(ranking.spread_pct(row["runs_s"]))
+        assert row["within_spread"] == (row["abs_error_pct"] <= row["spread_pct"])
     s = result["summary"]
-    assert s["compared"] == 8 and s["median_abs_error_pct"] is not None and len(s["taus"]) == 4
+    assert s["compared"] == 8 and s["median_abs_error_pct"] is not None and len(s["groups"]) == 4
+    assert s["top1_groups"] == 4 and 0 < s["mean_top1"] <= 1 and 0 <= s["mean_pairwise"] <= 1
+    assert s["spread_cases"] == 8 and s["targets"]["label"] == "native build" and "top1_share" in s["met"]
+    assert result["march"] == "native" and result["passes"] == 2
     assert "[1/8] gemm" in err and "measured" in err and "predicted" in err  # progress
+    assert "pass 2 of 2" in err and "spread" in err
+    last = err.strip().splitlines()[-1]
+    assert "top-1 >= 0.95 in" in last and "pairwise" in last and "within the run-to-run spread" in last
+    simd_warned = any("has simd 256 bits" in w for w in result["warnings"])
+    assert simd_warned == (host.build_simd_bits(None) not in (None, 256))  # the description is 256-bit
     text = md.read_text()
     assert "| median absolute error |" in text and "| kernel | schedule | sizes |" in text
+    assert "## The schedules of each kernel and size" in text and "| errors within the run-to-run spread |" in text
     assert result.get("plot") or "matplotlib" in result.get("plot_skipped", "")
+
+
+@pytest.mark.skipif(host.build_simd_bits(("-march=x86-64-v3",)) != 256, reason="an x86-64 compiler")
+def test_validate_for_another_isa(capsys, tmp_path, host_hw):
+    md = tmp_path / "v3.md"
+    argv = ["validate", "--quick", "--only", "rowsum", "--march", "x86-64-v3", "--hw", host_hw, "--out", md]
+    status, out, err = run(capsys, *argv, "--json")
+    assert status == 0, err
+    result = json.loads(out)
+    assert result["march"] == "x86-64-v3" and "-march=x86-64-v3" in result["cflags"]
+    assert result["summary"]["targets"]["label"] == "x86-64-v3 build"
+    assert not any("simd" in w for w in result["warnings"])  # a 256-bit description for an AVX2 build
+    assert "built for x86-64-v3" in err and "irkit validate (x86-64-v3):" in err
+    assert "Built for **x86-64-v3**" in md.read_text() and "target (x86-64-v3 build)" in md.read_text()
+
+
+def test_validate_march_usage_errors(capsys):
+    status, _, err = run(capsys, "validate", "--quick", "--march", "x86-64-v3", "--cflags=-O2")
+    assert status == 2 and "--cflags and --march" in err
+    status, _, err = run(capsys, "validate", "--quick", "--march", "not an isa")
+    assert status == 2 and "not an ISA name" in err
 
 
 def test_validate_unknown_kernel(capsys):
@@ -185,7 +218,9 @@ def test_measure_with_a_stand_in_predictor(tmp_path):
         ("naive", "small"),
     ]
     assert all(r["measured_s"] > 0 for r in rows)
-    assert rows[0]["check"]["ok"] and rows[0]["runs"] >= 3
+    assert rows[0]["check"]["ok"] and rows[0]["calls"] >= 4  # two passes of at least two rounds
+    assert all(len(r["runs_s"]) == 2 for r in rows[:3]) and rows[0]["spread_pct"] is not None
+    assert len(rows[3]["runs_s"]) == 1  # failed in the first pass: not measured again
     assert rows[3]["error"] == "predict: RuntimeError: no model for this" and rows[3]["predicted_s"] is None
     assert rows[2]["predicted_s"] == pytest.approx(2e-5)
     assert any(line.startswith("[4/4] rowsum") and "FAILED" in line for line in lines)

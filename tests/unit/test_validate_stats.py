@@ -86,7 +86,7 @@ def test_summary_over_rows():
     assert s["median_abs_error_pct"] == pytest.approx(25.0)
     assert s["p90_abs_error_pct"] == pytest.approx(float(np.percentile([10, 25, 0, 100, 25], 90)))
     assert s["max_abs_error_pct"] == pytest.approx(100.0)
-    taus = {(t["kernel"], t["size"]): t for t in s["taus"]}
+    taus = {(t["kernel"], t["size"]): t for t in s["groups"]}
     assert taus[("a", "L2")]["tau"] == 1.0
     assert taus[("a", "L2")]["measured_order"] == ["own", "serial", "naive"]
     assert taus[("b", "DRAM")]["tau"] == -1.0
@@ -94,12 +94,24 @@ def test_summary_over_rows():
     assert s["mean_tau"] == 0.0 and s["min_tau"] == -1.0
     assert taus[("a", "L2")]["tau_tol"] == 1.0 and s["tie_tolerance"] == stats.TIE_TOLERANCE
     assert s["by_kernel"]["a"] == {"median_abs_error_pct": pytest.approx(10.0), "cases": 3}
-    assert s["met"] == {"median_abs_error_pct": False, "p90_abs_error_pct": False, "mean_tau": False}
+    assert s["met"] == {
+        "median_abs_error_pct": False,
+        "p90_abs_error_pct": False,
+        "mean_tau": False,
+        "top1_share": False,
+    }
+    # a: the model ranks own first, the fastest (1.0); b: it ranks naive first, which takes twice own's time
+    assert taus[("a", "L2")]["top1"] == 1.0 and taus[("a", "L2")]["pick"] == "own"
+    assert taus[("b", "DRAM")]["pick"] == "naive" and taus[("b", "DRAM")]["top1"] == pytest.approx(0.5)
+    assert s["top1_groups"] == 2 and s["top1_good"] == 1 and s["top1_share"] == 0.5
+    assert s["mean_pairwise"] == pytest.approx(0.5)  # a: 3 of 3 pairs, b: 0 of 1
+    assert s["spread_cases"] == 0 and s["within_spread"] == 0 and s["median_spread_pct"] is None
 
 
 def test_summary_of_nothing():
     s = stats.summarize([])
-    assert s["median_abs_error_pct"] is None and s["mean_tau"] is None and s["taus"] == []
+    assert s["median_abs_error_pct"] is None and s["mean_tau"] is None and s["groups"] == []
+    assert s["top1_share"] is None and s["mean_pairwise"] is None and not any(s["met"].values())
 
 
 def test_kendall_tau_with_a_tie_tolerance():
