@@ -83,6 +83,38 @@ def chain_cases() -> list[FitCase]:
     ]
 
 
+def _column_doc() -> str:
+    """A column of a matrix whose rows are a page apart: one access, one line and one page an element."""
+    return (
+        "design cal_pages {\n  sizes { P = 64 }\n  tensor a : f32[P, 1024] input\n  tensor o : f32[P] output\n"
+        "  o[p] = a[p, 0] * 1.5\n}\n"
+    )
+
+
+def tlb_entries(cflags: list[str] | None = None, largest: int = 1 << 15) -> tuple[int | None, str]:
+    """The pages the TLB holds: the time an element of a page-strided column, against the pages it
+    covers (64 to `largest`), jumps where the pages stop fitting; None if it never does."""
+    times: list[tuple[int, float]] = []
+    pages = 64
+    while pages <= largest:
+        timed = compile_timed(_column_doc(), {"P": pages}, cflags)
+        times.append((pages, seconds_per_call(timed, target=0.01, trials=3) / pages))
+        pages *= 2
+    base = min(t for _, t in times[:3])
+    for pages, per in times:
+        if per > 1.6 * base:
+            knee = pages // 2
+            return knee, f"page-strided column: {base * 1e9:.2g} ns an element up to {knee} pages, {per * 1e9:.2g} at {pages}"
+    return None, f"page-strided column: no jump up to {largest} pages"
+
+
+def tlb_case(entries: int) -> FitCase:
+    return FitCase(
+        "tlb_miss", _column_doc(), {"P": 8 * entries}, 0.0, 2e-7,
+        f"a page-strided column over {8 * entries} pages (8 x the TLB): every element a TLB miss",
+    )  # fmt: skip
+
+
 def stream_cases(levels: list[dict], flops_for: Callable[[dict], int], dram_bandwidth: float) -> list[FitCase]:
     """The L1's store weight, and each level's overlap, from streams resident in that level."""
     cases = []
@@ -331,6 +363,15 @@ def fit_all(hardware, cflags: list[str] | None = None, progress: Callable[[str],
         if progress is not None:
             progress(case.figure)
         out.append(fit_case(case, hardware, cflags))
+    if progress is not None:
+        progress("tlb_entries")
+    entries, how = tlb_entries(cflags)
+    out.append(Fitted("tlb_entries", None if entries is None else float(entries), 0.0, how))
+    if entries is not None:
+        values["tlb_entries"] = float(entries)
+        if progress is not None:
+            progress("tlb_miss")
+        out.append(fit_case(tlb_case(entries), hardware, cflags))
     return out
 
 

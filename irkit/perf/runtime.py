@@ -51,6 +51,8 @@ STORE_WEIGHT = 2.0
 # not a hardware figure.
 CACHE_SHARE = 0.5
 
+PAGE_BYTES = 4096.0  # the pages a TLB entry maps (4 KiB: what malloc'd arrays get without huge pages)
+
 
 # The throughput figure of each instruction kind, and the work one lane of it counts there
 # (an FMA lane is 2 flops; a division, a root or an exp one result).
@@ -240,7 +242,8 @@ def price(nests, kernel_terms, env, hw, cold=False):
         for i, lv in enumerate(levels):
             below = levels[i + 1] if i + 1 < len(levels) else None
             shared = lv.get("shared", 1) > 1
-            cap_bytes = lv["size"] * CACHE_SHARE / (active if shared else 1.0)
+            # the capacity a core can count on: the measured one (a VM's share of a host's L3)
+            cap_bytes = lv.get("effective_size", lv["size"]) * CACHE_SHARE / (active if shared else 1.0)
             sets = _sets(lv, line)
             level_env = dict(base, cap=cap_bytes / line, sets=sets, ways=lv["size"] / line / sets)
             tt = fill_terms(level_env)
@@ -254,7 +257,7 @@ def price(nests, kernel_terms, env, hw, cold=False):
             # reach DRAM once
             streamed = tt.get("streamed_lines", 0.0) / active
             lines = np.maximum(tt["lines"] + tt.get("stored_lines", 0.0) - 2.0 * streamed, 0.0)
-            warm = (not cold) & (kernel_bytes <= lv["size"] * CACHE_SHARE)
+            warm = (not cold) & (kernel_bytes <= lv.get("effective_size", lv["size"]) * CACHE_SHARE)
             if below is None:
                 lines = lines + streamed
                 moved = np.where(warm, 0.0, lines * line)
@@ -268,7 +271,17 @@ def price(nests, kernel_terms, env, hw, cold=False):
                 if below.get("shared", 1) > 1 and below.get("bandwidth_all"):
                     bw = np.minimum(bw, below["bandwidth_all"] / active)
                 terms[below["name"]] = moved / bw
-        terms["chain"] = np.maximum(terms["chain"], strided)  # latencies: the longer one sets the pace
+        # TLB misses: the pages each access brings into a TLB of `tlb_entries` pages (the traffic
+        # model again, with a page for a line and the TLB for a fully associative cache); each
+        # waits `tlb_miss` for its page walk, on top of the strided misses it comes with
+        tlb = 0.0
+        entries = hw.get("tlb_entries")
+        if entries and hw.get("tlb_miss"):
+            page_env = dict(base, line=PAGE_BYTES, cap=float(entries), sets=1.0, ways=float(entries))
+            pages = fill_terms(page_env)["lines"]
+            resident = (not cold) & (kernel_bytes <= entries * PAGE_BYTES)
+            tlb = np.where(resident, 0.0, pages) * hw["tlb_miss"]
+        terms["chain"] = np.maximum(terms["chain"], strided + tlb)  # latencies: the longer one sets the pace
         core = np.maximum(np.maximum(terms["compute"], terms["chain"]), terms["L1"])
         # ECM-style composition: each level's transfer time hides under the core's work by that
         # level's overlap (1: fully, a roofline; 0: not at all, ECM's non-overlapping levels); the
