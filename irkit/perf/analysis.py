@@ -39,7 +39,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import DictionaryAttr, Float32Type, Float64Type, IndexType, MemRefType
+from xdsl.dialects.builtin import DictionaryAttr, Float32Type, Float64Type, IndexType, IntegerType, MemRefType
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.ir.affine import (
     AffineBinaryOpExpr,
@@ -77,6 +77,55 @@ VECTOR_MARK = "_vec"  # while a vector loop's own counts wait to be counted in c
 ADD_CLASS = {"arith.addf", "arith.subf", "arith.mulf", "arith.maximumf", "arith.minimumf", "arith.negf",
              "arith.cmpf", "arith.select", "arith.maxnumf", "arith.minnumf", "math.absf"}  # fmt: skip
 KIND_OF = {"arith.divf": "div", "math.sqrt": "sqrt", "math.exp": "exp"}
+
+
+# What every scalar op the C backend emits costs, by the unit that runs it (irkit.perf.runtime
+# prices the kinds): `fp`, an instruction of the FP pipes (adds, multiplies, FMAs, min/max,
+# compares, selects, roundings, conversions); `int`, a vector integer instruction (priced like
+# `fp`); `div`, `sqrt`, `exp` (irkit's polynomial exp under relaxed_math), on the divider or the
+# FP pipes; `idiv`, an integer division (x86 has no vector one: a scalar division); `libm`, a
+# call of the C library (every math function without a fast path, priced like expf, the one
+# calibrated); `exp_libm`, expf itself.  The second item is the flops an element counts.
+FP_OPS = {
+    "arith.addf": 1, "arith.subf": 1, "arith.mulf": 1, "arith.maximumf": 1, "arith.minimumf": 1,
+    "arith.maxnumf": 1, "arith.minnumf": 1, "arith.negf": 0, "arith.select": 0, "arith.cmpf": 0,
+    "math.absf": 0, "math.fma": 2, "math.floor": 0, "math.ceil": 0, "math.round": 0, "math.trunc": 0,
+    "math.copysign": 0, "arith.extf": 0, "arith.truncf": 0, "arith.sitofp": 0, "arith.fptosi": 0,
+}  # fmt: skip
+INT_OPS = {
+    "arith.addi", "arith.subi", "arith.muli", "arith.andi", "arith.ori", "arith.xori", "arith.maxsi",
+    "arith.minsi", "arith.cmpi", "arith.extsi", "arith.trunci",
+}  # fmt: skip
+OWN_KIND = {"arith.divf": ("div", 1), "math.sqrt": ("sqrt", 1), "math.rsqrt": ("sqrt", 2), "math.exp": ("exp", 1)}
+IDIV_OPS = {"arith.divsi", "arith.remsi"}
+LIBM_OPS = {
+    "math.exp2", "math.expm1", "math.log", "math.log2", "math.log10", "math.log1p", "math.cbrt",
+    "math.tanh", "math.sin", "math.cos", "math.tan", "math.erf", "math.powf", "math.atan2", "arith.remf",
+}  # fmt: skip
+
+
+def price_class(op: Operation) -> tuple[str, int, bool] | None:
+    """(kind, flops an element, 64-bit) of a scalar op that does work the model prices; None for
+    ops that cost nothing (constants, index arithmetic) or do not compute on data."""
+    name = op.name
+    operand_types = [v.type for v in op.operands] + [r.type for r in op.results]
+    wide = any(isinstance(t, Float64Type) for t in operand_types) or any(
+        isinstance(t, IntegerType) and t.width.data == 64 for t in operand_types
+    )
+    if name in FP_OPS:
+        return "fp", FP_OPS[name], wide
+    if name in OWN_KIND:
+        kind, flops = OWN_KIND[name]
+        return kind, flops, wide
+    if name in LIBM_OPS:
+        return "libm", 1, wide
+    if name in INT_OPS or name in IDIV_OPS:
+        if any(isinstance(t, IndexType) for t in operand_types):
+            return None  # address arithmetic: free, as loop control is
+        return ("idiv" if name in IDIV_OPS else "int"), 0, wide
+    if name.startswith(("arith.", "math.")) and name not in ("arith.constant", "arith.index_cast"):
+        raise ModelError(f"'{name}' has no cost in the model yet")
+    return None
 
 
 class ModelError(Exception):
@@ -293,24 +342,15 @@ class Reader:
             loop.accesses.append(Access(buf, isinstance(op, lp.StoreOp), dims, loop))
             return
         name = op.name
-        if not op.results or not isinstance(op.results[0].type, Float32Type | Float64Type):
+        priced = price_class(op)
+        if priced is None:
             return
-        wide = isinstance(op.results[0].type, Float64Type)
-        if name in KIND_OF:
-            kind = KIND_OF[name]
-            if kind == "exp" and not self.relaxed:
-                kind = "exp_libm"  # the C library's expf, one call per element: the loop stays scalar
-            loop.flops += 1
-        elif name in ADD_CLASS:
-            kind = "fp"
-            if name not in ("arith.cmpf", "arith.select", "arith.negf", "math.absf"):
-                loop.flops += 1
-            if name == "arith.addf" and self._fused(op):
-                return  # one FMA with its multiply: that counted the instruction, this the flop
-        elif name.startswith("math.") or name in ("arith.remf", "arith.powf"):
-            raise ModelError(f"'{name}' has no cost in the model yet")
-        else:
-            return
+        kind, flops, wide = priced
+        if kind == "exp" and not self.relaxed:
+            kind = "exp_libm"  # the C library's expf, one call per element: the loop stays scalar
+        loop.flops += flops
+        if name == "arith.addf" and self._fused(op):
+            return  # one FMA with its multiply: that counted the instruction, this the flop
         key = kind + ("64" if wide else "")
         loop.ops[key] = loop.ops.get(key, 0) + 1
 
@@ -387,8 +427,8 @@ class Reader:
             loop.chain_kinds = kinds or {"add": 1}
         elif self._reloaded_by_parent(loop) and (loop.ops.get("fp") or loop.ops.get("fp64")):
             loop.carry = max(1, _chain_length(op))
-        if loop.ops.get("exp_libm") or loop.ops.get("exp_libm64"):
-            loop.vector = None  # gcc cannot vectorise a call to expf (no fast-math): scalar code
+        if any(loop.ops.get(k) for k in ("exp_libm", "exp_libm64", "libm", "libm64")):
+            loop.vector = None  # gcc cannot vectorise a call of the C library (no fast-math): scalar code
             return
         if loop.vector is None and not carried and loop.step == 1:
             loop.auto_vector = all(_unit_or_invariant(a, iv) for a in loop.accesses) and bool(loop.accesses)

@@ -65,9 +65,15 @@ _THROUGHPUT = {
     "sqrt64": ("sqrt_f64", 1.0),
     "exp": ("exp_f32", 1.0),
     "exp64": ("exp_f64", 1.0),
+    "int": ("flops_f32", 2.0),  # a vector integer instruction: priced as an FP one of its width
+    "int64": ("flops_f64", 2.0),
 }
-_LIBM = {"exp_libm": "libm_exp_f32", "exp_libm64": "libm_exp_f64"}  # one call an element, no vector
-UNIT_OF = {kind: "divider" for kind in ("div", "div64", "sqrt", "sqrt64")} | {kind: "call" for kind in _LIBM}
+# One call of the C library an element (no vector form): expf as calibrated, and every other
+# math function without a fast path at the same price (documented: only expf is measured).
+_LIBM = {"exp_libm": "libm_exp_f32", "exp_libm64": "libm_exp_f64", "libm": "libm_exp_f32", "libm64": "libm_exp_f64"}
+UNIT_OF = {kind: "divider" for kind in ("div", "div64", "sqrt", "sqrt64", "idiv", "idiv64")} | {
+    kind: "call" for kind in _LIBM
+}
 
 
 def latency_cycles(cls, hw):
@@ -118,6 +124,16 @@ def instruction_seconds(kind, elem_bits, width, hw):
         if not rate:
             raise KeyError(f"the hardware description has no '{_LIBM[kind]}', the throughput of the C library's exp")
         return 1.0 / rate
+    if kind in ("idiv", "idiv64"):
+        # x86 has no vector integer division: one scalar division an element, at the scalar f32
+        # division's rate where measured, else a full-width division's time each (pessimistic)
+        lanes = 1.0 if width == "scalar" else width_bits(elem_bits, width, hw) / elem_bits
+        scalar = (hw.get("div_f32_w") or {}).get(32)
+        if scalar:
+            return lanes / scalar
+        if not hw.get("div_f32"):
+            raise KeyError("the hardware description has no 'div_f32', the throughput of divisions")
+        return lanes * (hw["simd"] / 32.0) / hw["div_f32"]
     if kind not in _THROUGHPUT:
         raise KeyError(f"the model has no price for '{kind}' instructions")
     name, per_lane = _THROUGHPUT[kind]
