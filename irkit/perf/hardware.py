@@ -99,6 +99,11 @@ def from_op(hw: d.HardwareOp, source: str) -> Hardware:
         v = base(key)
         if v is not None:
             values[key] = v
+    for key in ("div", "sqrt", "exp", "libm_exp"):  # an older description: f64 from the f32 figure
+        f32, f64_key = values.get(f"{key}_f32"), f"{key}_f64"
+        if f32 is not None and f64_key not in values:
+            values[f64_key] = f32 / 2
+            notes.append(f"{f64_key} derived as {key}_f32 / 2 (half the lanes; irkit calibrate measures it)")
     for dtype, scalar in (("f32", 32), ("f64", 64)):
         widths = {bits: base(f"flops_{dtype}_{name}") for bits, name in ((512, "512"), (256, "256"), (128, "128"), (scalar, "scalar"))}
         given = {bits: v for bits, v in widths.items() if v is not None}

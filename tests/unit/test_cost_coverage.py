@@ -143,3 +143,21 @@ def test_instruction_keys_round_trip():
     assert runtime.instruction_key("instr_div_s") == ("div", 32, "scalar")
     assert runtime.instruction_key("instr_exp_libm") == ("exp_libm", 32, "full")
     assert runtime.instruction_key("chain_add") is None
+
+
+def test_a_description_without_f64_figures_still_prices_f64(tmp_path):
+    """A description from before the f64 figures were measured: they are derived, and said so."""
+    from irkit.perf.hardware import load_hardware
+    from irkit.perf.predict import predict
+
+    generic = (ROOT / "irkit" / "hw" / "generic.hw").read_text()
+    old = "\n".join(line for line in generic.splitlines() if "_f64" not in line).replace("hardware generic", "hardware old")
+    (tmp_path / "old.hw").write_text(old + "\n")
+    doc = tmp_path / "f64.design"
+    doc.write_text(
+        "design d {\n  sizes { N = 1024 }\n  tensor a : f64[N] input\n  tensor b : f64[N] output\n"
+        "  b[i] = sqrt(a[i]) / (a[i] + 1) + exp(a[i])\n  hardware old\n}\n"
+    )
+    hw = load_hardware(tmp_path / "old.hw")
+    assert "sqrt_f64" in hw.values and any("sqrt_f64 derived" in n for n in hw.notes)
+    assert predict(doc).seconds > 0
