@@ -384,8 +384,11 @@ def _comments(run: Run) -> list[str]:
         f"on {run.stamp:%Y-%m-%d %H:%M} UTC in {run.seconds:.1f} s.",
         f"CPU: {host.model}; {host.threads} threads ({host.threads_source}); caches from /sys/devices/system/cpu.",
         f"Compiler: {run.compiler}",
-        f"  flags {' '.join(run.flags)} (irkit's C backend, -march={run.march}), {bits}-bit vectors "
-        f"(widths {widths}), OpenMP {lib.openmp}.",
+        *_wrap(
+            f"  flags {' '.join(run.flags)} (irkit's C backend, -march={run.march}), {bits}-bit vectors "
+            f"(widths {widths}), OpenMP {lib.openmp}.",
+            subsequent="  ",
+        ),
     ]
     if run.load is not None:
         lines.append(
@@ -415,7 +418,7 @@ def _comments(run: Run) -> list[str]:
         "- store_forward: a vector accumulated in memory across an outer loop, cycles an entry less one add.",
         "- page_fault: malloc and first write of 64 MiB, less a second write, per 4 KiB page.",
         "- parallel_overhead: one empty `omp parallel for schedule(static)` on all threads.",
-        f"- call_overhead: an empty kernel's bare ctypes call, as benchmarks time kernels{bare_text}.",
+        *_wrap(f"- call_overhead: an empty kernel's bare ctypes call, as benchmarks time kernels{bare_text}.", 100, "  "),
         f"- Throughputs: the best of {run.settings.trials} trials of ~{run.settings.target * 1e3:.0f} ms; "
         "overheads: the median.",
         "- Every figure was checked (irkit/calibrate/plausible.py); one failing twice is left out, said below.",
@@ -424,10 +427,12 @@ def _comments(run: Run) -> list[str]:
     return lines
 
 
-def _wrap(text: str, width: int = 100) -> list[str]:
+def _wrap(text: str, width: int = 100, subsequent: str = "") -> list[str]:
+    """`text` in lines of `width`, its leading spaces kept on the first line, `subsequent` before the others."""
     import textwrap
 
-    return textwrap.wrap(text, width) if text else []
+    lead = text[: len(text) - len(text.lstrip())]
+    return textwrap.wrap(text.strip(), width, initial_indent=lead, subsequent_indent=subsequent) if text else []
 
 
 def _notes(run: Run) -> dict[str, str]:

@@ -4,16 +4,40 @@ The figures are real measurements on whatever machine runs the tests, so the
 assertions are only those no sane host breaks: L1 is faster than DRAM, and all
 cores together reach at least 0.9 x one core.  That last one needs the cores:
 on a host whose other CPUs are busy it is retried (a busy moment passes).
+One quick calibration (a module fixture) serves the tests of the written
+file and of `--check`; `--check`'s verdicts asserted here are the ones no
+noise changes (another CPU recorded, a clock 60% off).
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import re
 
 import pytest
 
 from irkit.tools.cli import main
+
+
+@pytest.fixture(scope="module")
+def module_cache(tmp_path_factory):
+    return tmp_path_factory.mktemp("cache")
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory, module_cache):
+    """One `irkit calibrate --quick -o box.hw --json`: (status, stdout, stderr, path)."""
+    path = tmp_path_factory.mktemp("quick") / "box.hw"
+    out, err = io.StringIO(), io.StringIO()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("IRKIT_CACHE_DIR", str(module_cache))
+        for name in ("IRKIT_CFLAGS", "CC", "OMP_NUM_THREADS"):
+            mp.delenv(name, raising=False)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            status = main(["calibrate", "--quick", "-o", str(path), "--json"])
+    return status, out.getvalue(), err.getvalue(), path
 
 PROGRESS = re.compile(r"^\[ *(\d+)/(\d+)\] .+ \.\.\. .+$")
 ATTEMPTS = 3  # runs of the all-cores check before it fails
@@ -34,12 +58,13 @@ def calibrate(capsys, *argv: str) -> tuple[int, str, str]:
 
 
 def figure(report: dict, key: str) -> float:
-    return report["measurements"][key]["value"]
+    """A figure as written (base units): the checked values, derived from the measurements."""
+    return report["values"][key]
 
 
-def test_quick_calibration_writes_a_checked_description(cache, tmp_path, capsys):
-    path = tmp_path / "box.hw"
-    status, out, err = calibrate(capsys, "--quick", "-o", str(path), "--json")
+def test_quick_calibration_writes_a_checked_description(quick_run, module_cache, monkeypatch, capsys):
+    monkeypatch.setenv("IRKIT_CACHE_DIR", str(module_cache))
+    status, out, err, path = quick_run
     assert status == 0, err
     assert "Traceback" not in err
 
@@ -61,6 +86,16 @@ def test_quick_calibration_writes_a_checked_description(cache, tmp_path, capsys)
     for key in (*keys, "call_overhead"):
         assert re.search(rf"^  {key} [0-9.]+ ", text, re.M), key
     assert re.search(r"^  dram \{ .*bandwidth_core [0-9.]+ GB/s", text, re.M)
+    # where it came from, the figures per width and for f64, the effective capacities
+    assert re.search(r'^  cpu "[^"]+"', text, re.M) and re.search(r'^  march "native"', text, re.M)
+    assert re.search(r'^  cpu_id "\S+ family \d+ model \d+', text, re.M)
+    for key in ("flops_f32_128", "flops_f32_scalar", "flops_f64_scalar", "div_f64", "sqrt_f64", "exp_f64"):
+        assert re.search(rf"^  {key} [0-9.]+ GFLOP/s", text, re.M) or key in report["checks"]["left_out"], key
+    assert re.search(r"^  cache L1 \{ size \d+ KiB; (effective_size \S+ \S+; )?line", text, re.M)
+    assert re.search(r"^  cache L1 \{.*bandwidth_scalar [0-9.]+ GB/s", text, re.M)
+    assert report["capacities"] and all(c["effective_size"] is None or c["effective_size"] <= c["size"]
+                                        for c in report["capacities"])  # fmt: skip
+    assert 0.3e9 <= report["values"]["frequency"] <= 7e9
 
     # sanity of the figures
     assert figure(report, "L1.bandwidth") > figure(report, "dram.bandwidth")
@@ -78,13 +113,74 @@ def test_quick_calibration_writes_a_checked_description(cache, tmp_path, capsys)
     )
 
 
-def test_without_output_the_description_goes_to_stdout(cache, monkeypatch, capsys):
-    monkeypatch.setenv("OMP_NUM_THREADS", "1")  # also: the thread count comes from OMP_NUM_THREADS
-    status, out, err = calibrate(capsys, "--quick", "--name", "here")
+def _has(flag: str) -> bool:
+    from irkit.calibrate.detect import read_cpuinfo
+
+    return flag in read_cpuinfo()[1]
+
+
+def test_without_output_the_description_goes_to_stdout(module_cache, monkeypatch, capsys):
+    """Also: the thread count comes from OMP_NUM_THREADS, and --march x86-64-v3 makes a 256-bit description."""
+    monkeypatch.setenv("IRKIT_CACHE_DIR", str(module_cache))
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    march = ["--march", "x86-64-v3"] if _has("avx2") and _has("fma") else []
+    status, out, err = calibrate(capsys, "--quick", "--name", "here", *march)
     assert status == 0, err
     assert "\nhardware here {\n" in out and out.rstrip().endswith("}")
     assert re.search(r"^  cores 1 +# threads \(OMP_NUM_THREADS\)$", out, re.M)
     assert "wrote" not in err
+    if march:
+        assert re.search(r"^  simd 256 bits\b", out, re.M)
+        assert re.search(r'^  march "x86-64-v3"', out, re.M)
+        assert "-march=x86-64-v3" in err
+        assert "flops_f32_512" not in out and "flops_f64_512" not in out  # only the widths the ISA has
+        assert re.search(r"^  flops_f32_256 [0-9.]+ GFLOP/s", out, re.M)
+        assert not re.search(r"^  cache L1 .*bandwidth_256", out, re.M)  # 256 bits is the full width: `bandwidth`
+
+
+def _edited(path, tmp_path, name: str, edit) -> str:
+    text = edit(path.read_text()).replace("hardware box {", f"hardware {name} {{")
+    out = tmp_path / f"{name}.hw"
+    out.write_text(text)
+    return str(out)
+
+
+def test_check_a_description_from_another_cpu(quick_run, module_cache, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("IRKIT_CACHE_DIR", str(module_cache))
+    status, _, err, path = quick_run
+    assert status == 0, err
+    other = _edited(path, tmp_path, "other", lambda t: re.sub(r'(cpu_id "\S+ family \d+ model )(\d+)', r"\g<1>9999", t))
+    status, out, err = calibrate(capsys, "--check", other)
+    assert status == 1, out + err
+    assert "model 9999" in out and "measured on another CPU" in out
+    assert "Traceback" not in err
+
+
+def test_check_a_description_whose_clock_moved(quick_run, module_cache, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("IRKIT_CACHE_DIR", str(module_cache))
+    status, _, err, path = quick_run
+    assert status == 0, err
+
+    def faster(text: str) -> str:
+        m = re.search(r"^  frequency ([0-9.]+) GHz", text, re.M)
+        return text.replace(m.group(0), f"  frequency {float(m.group(1)) * 1.6:.4g} GHz")
+
+    moved = _edited(path, tmp_path, "moved", faster)
+    status, out, err = calibrate(capsys, "--check", moved)
+    assert status == 1, out + err
+    assert re.search(r"^  clock .* MOVED$", out, re.M)
+    assert re.search(r"does not fit this host \(moved: frequency -\d+%", out)
+    started = [line for line in err.splitlines() if line.startswith("[")]
+    assert started and all(re.match(r"^\[\d/\d\] ", line) for line in started)
+
+
+def test_check_of_a_broken_description_is_located(tmp_path, capsys):
+    bad = tmp_path / "bad.hw"
+    bad.write_text("hardware bad {\n  cores 2\n  simd 512 bits\n  frequency 20.71 GHz\n"
+                   "  cache L1 { size 32 KiB; line 64 B; bandwidth 100 GB/s }\n  dram { bandwidth 10 GB/s }\n}\n")  # fmt: skip
+    status, out, err = calibrate(capsys, "--check", str(bad))
+    assert status == 1 and out == ""
+    assert f"{bad}:4:3: error: the hardware block: frequency 20.71 GHz is not plausible" in err
 
 
 def test_a_failing_compiler_is_one_line_without_traceback(cache, monkeypatch, capsys):
