@@ -302,6 +302,12 @@ def latency_problems(values: dict[str, float], ctx: Context) -> list[Problem]:
     return out
 
 
+def sweep_steps(ctx: Context) -> tuple[str, ...]:
+    """The sweep and the steps whose footprints come from it (measured again together)."""
+    levels = [f"{c.name}.bandwidth" for c in ctx.caches] + [f"{c.name}.bandwidth_all" for c in ctx.caches if c.shared > 1]
+    return ("sweep", *levels)
+
+
 def memory_problems(values: dict[str, float], ctx: Context) -> list[Problem]:
     out = []
     names = [c.name for c in ctx.caches]
@@ -334,7 +340,7 @@ def memory_problems(values: dict[str, float], ctx: Context) -> list[Problem]:
         a, b = values.get(upper), values.get(lower)
         if a is None or b is None or b <= ORDER * a:
             continue
-        again = tuple("sweep" if k == "dram.bandwidth_core" else k for k in (upper, lower))
+        again = sweep_steps(ctx) if lower == "dram.bandwidth_core" else (upper, lower)
         out.append(
             Problem(
                 upper,
@@ -348,7 +354,10 @@ def memory_problems(values: dict[str, float], ctx: Context) -> list[Problem]:
         v = values.get(key)
         if v is not None and c.shared <= 1 and v < PRIVATE_EFFECTIVE * c.size:
             out.append(
-                Problem(key, f"{key} {v / 1024:.0f} KiB is less than half the private level's {c.size // 1024} KiB", ("sweep",))
+                Problem(
+                    key, f"{key} {v / 1024:.0f} KiB is less than half the private level's {c.size // 1024} KiB",
+                    sweep_steps(ctx),
+                )  # fmt: skip
             )
     return out
 

@@ -23,7 +23,9 @@ last private level, 3 beyond), and this module reads the curve:
    level).
 4. A level whose plateau is not at least 1.1 x the next one's has no step
    to find (two levels that run at one speed): its effective size is left
-   out, with the reason.
+   out, with the reason.  So is one that ends before half a private level's
+   reported size, or within 1.5 x the level before's (`_doubtful`): a slow
+   build of the loop or a noisy sweep, not the cache.
 
 Footprints count the triad's three arrays (12 bytes an element), the curve
 its bytes in that convention throughout (`TRIAD_BYTES`).
@@ -133,6 +135,21 @@ def _crossing(env: list[tuple[int, float]], start: int, threshold: float) -> flo
     return None
 
 
+PRIVATE_SHARE = 0.5  # a private level's effective size is at least this much of its reported one
+BEYOND_PREVIOUS = 1.5  # any level's effective size is at least this many times the reported level before it
+
+
+def _doubtful(level: CacheLevel, before: CacheLevel | None, effective: int) -> str:
+    """Why an effective size cannot be believed ('' when it can): a core has its private levels whole
+    (a much earlier end is a slow build or a noisy sweep, not the cache), and a level that ends
+    within the one before it measured that one."""
+    if level.shared <= 1 and effective < PRIVATE_SHARE * level.size:
+        return f"the speed fell at {effective // 1024} KiB, less than half a private level: not believed"
+    if before is not None and effective < BEYOND_PREVIOUS * before.size:
+        return f"the speed fell at {effective // 1024} KiB, within reach of {before.name}: not believed"
+    return ""
+
+
 def effective_sizes(curve: list[tuple[int, float]], caches: list[CacheLevel]) -> list[Capacity]:
     """Each cache level's effective capacity from the sweep's (footprint, bandwidth) points."""
     if not curve:
@@ -170,6 +187,10 @@ def effective_sizes(curve: list[tuple[int, float]], caches: list[CacheLevel]) ->
         previous = next((p.effective for p in reversed(out) if p.effective), None)
         if previous is not None and effective < previous:
             out.append(Capacity(c.name, c.size, None, plateau, threshold, "ends before the level above it: left out"))
+            continue
+        doubt = _doubtful(c, caches[i - 1] if i else None, effective)
+        if doubt:
+            out.append(Capacity(c.name, c.size, None, plateau, threshold, doubt))
             continue
         out.append(Capacity(c.name, c.size, effective, plateau, threshold, note))
     return out

@@ -98,3 +98,14 @@ def test_in_dram_needs_a_flat_octave_well_below_l3():
 def test_elements(footprint):
     n = sweep.elements(footprint)
     assert n % sweep.ALIGN == 0 and n * sweep.ELEMENT <= max(footprint, sweep.ALIGN * sweep.ELEMENT)
+
+
+def test_an_end_too_early_is_not_believed():
+    """A sweep whose L2 speed 'ends' at 64 KiB (a slow L1 loop made L1 look like L2) gives no L2 size:
+    the L2 bandwidth would otherwise be measured inside L1."""
+    points = curve([32 * KiB, 64 * KiB, 12 * MiB], [300e9, 150e9, 110e9, 20e9])
+    caps = {c.level: c for c in sweep.effective_sizes(points, CACHES)}
+    assert caps["L2"].effective is None and "not believed" in caps["L2"].note
+    shared = [CacheLevel(1, 32 * KiB, 64), CacheLevel(2, 1 * MiB, 64), CacheLevel(3, 32 * MiB, 64, shared=2)]
+    points = curve([32 * KiB, 1 * MiB, int(1.2 * MiB)], [300e9, 110e9, 90e9, 20e9])
+    assert sweep.effective_sizes(points, shared)[2].effective is None  # L3 ending within 1.5 x L2
