@@ -73,6 +73,9 @@ TOP_FIELDS: dict[str, tuple[str, bool]] = {
     "sqrt_f64": ("rate", False),
     "exp_f64": ("rate", False),
     "libm_exp_f64": ("rate", False),
+    # ... division and square root in code that is not vectorised (results per second, scalar
+    # instructions: on Zen 4 one costs a quarter of a 512-bit one) ...
+    **{f"{op}_{t}_scalar": ("rate", False) for op in ("div", "sqrt") for t in ("f32", "f64")},
     # ... FMA throughput of one core per instruction width (an FMA counts 2 flops a lane): what a
     # kernel built for a narrower vector (or not vectorised) reaches; only the widths the ISA has ...
     **{f"flops_{t}_{w}": ("rate", False) for t in ("f32", "f64") for w in ("512", "256", "128", "scalar")},
@@ -92,6 +95,19 @@ TOP_FIELDS: dict[str, tuple[str, bool]] = {
     "strided_miss": ("latency", False),
     # an access to a column whose lines all map to one L1 set (rows 4 KiB apart): its misses queue
     "conflict_miss": ("latency", False),
+    # Figures fitted on calibration documents (irkit.calibrate.fit): the latency of one op of each
+    # class on an accumulation chain (a dependent add, FMA, NaN-correct max, multiply, division) ...
+    "add_latency": ("latency", False),
+    "fma_latency": ("latency", False),
+    "max_latency": ("latency", False),
+    "mul_latency": ("latency", False),
+    "div_latency": ("latency", False),
+    # ... how far the out-of-order core looks ahead, in the instructions the model counts (the
+    # independent chains of successive loop entries it overlaps) ...
+    "ooo_window": ("count", False),
+    # ... and the TLB: the 4 KiB pages it holds, and what a miss (a page walk) costs an access.
+    "tlb_entries": ("count", False),
+    "tlb_miss": ("latency", False),
 }
 # ... for a cache level ...
 CACHE_FIELDS: dict[str, tuple[str, bool]] = {
@@ -109,6 +125,10 @@ CACHE_FIELDS: dict[str, tuple[str, bool]] = {
     "latency": ("latency", False),
     "shared": ("count", False),
     "ways": ("count", False),  # associativity: lines a set holds
+    # fitted (irkit.calibrate.fit): what a store costs the L1 in load slots ...
+    "store_weight": ("count", False),
+    # ... and how much of this level's transfer time hides under the core's work (ECM: 0 none, 1 all)
+    "overlap": ("count", False),
 }
 # ... and for DRAM.
 DRAM_FIELDS: dict[str, tuple[str, bool]] = {
@@ -116,6 +136,7 @@ DRAM_FIELDS: dict[str, tuple[str, bool]] = {
     "bandwidth_core": ("bandwidth", False),  # what one core alone gets
     "size": ("bytes", False),
     "latency": ("latency", False),
+    "overlap": ("count", False),  # fitted: the share of DRAM transfer time hidden under the core's work
 }
 
 

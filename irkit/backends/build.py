@@ -319,10 +319,43 @@ def _mkdir(path: Path) -> None:
 
 
 def load_library(path: Path) -> ctypes.CDLL:
+    fix_allocator()
     try:
         return ctypes.CDLL(str(path))
     except OSError as exc:
         raise _fail(f"cannot load the compiled kernel {path}: {exc}", str(path)) from None
+
+
+# glibc's mallopt parameters (malloc.h)
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+MMAP_THRESHOLD = 32 << 20  # what the cost model assumes (irkit.perf.analysis.MMAP_THRESHOLD)
+_allocator_fixed = False
+
+
+def fix_allocator() -> None:
+    """Make a kernel's temporaries cost the same at every call, as the cost model assumes.
+
+    A kernel allocates its temporaries at each call.  glibc serves a block
+    above its mmap threshold (128 KiB at first) with fresh pages, and moves
+    the threshold up, and the heap's trim threshold with it, only after such
+    a block is freed: the same kernel then costs a page fault per 4 KiB of
+    temporaries, or nothing, depending on what the process allocated before
+    (a 2-stage elementwise kernel measured 3.4 ms alone and 2.3 ms after a
+    blur).  Fixing both thresholds (once per process, glibc only) gives the
+    behaviour the model prices: blocks of 32 MiB or more are fresh memory at
+    every call, smaller ones reused heap memory."""
+    global _allocator_fixed
+    if _allocator_fixed:
+        return
+    _allocator_fixed = True
+    try:
+        libc = ctypes.CDLL(None)
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):  # not glibc: its allocator decides
+        return
+    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
+    mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)
+    mallopt(_M_TRIM_THRESHOLD, 2 * MMAP_THRESHOLD)
 
 
 def compile_and_load(source: str, cflags: list[str] | None = None) -> ctypes.CDLL:

@@ -119,10 +119,10 @@ def stream_cases(levels: list[dict], flops_for: Callable[[dict], int], dram_band
     """The L1's store weight, and each level's overlap, from streams resident in that level."""
     cases = []
     l1 = levels[0]
-    n1 = max(64, int(_capacity(l1) * 0.25 / 12))  # three f32 arrays in a quarter of the L1
+    n1 = max(256, int(_capacity(l1) * 0.5 / 8))  # two f32 arrays in half the L1
     cases.append(
         FitCase(
-            "L1.store_weight", _scale_doc(), {"R": 1, "N": _round(n1, 64)}, 0.25, 8.0,
+            "L1.store_weight", _scale_doc(), {"R": 4, "N": _round(n1 // 4, 64)}, 0.25, 8.0,
             "y[i] = x[i] * 1.5 in L1: one load and one store an element, against the triad's bandwidth",
         )  # fmt: skip
     )
@@ -233,7 +233,7 @@ double irkit_cal_repeat(int64_t reps, {", ".join(params)})
     return Timed(kernel, fn, args, list(arrays.values()))
 
 
-def seconds_per_call(timed: Timed, target: float = 0.02, trials: int = 5) -> float:
+def seconds_per_call(timed: Timed, target: float = 0.02, trials: int = 7) -> float:
     """The best of `trials` timings of enough calls to take about `target` seconds, per call."""
     timed.seconds(1)  # warm: page faults, thread start
     reps = 1
@@ -352,27 +352,87 @@ def balanced_flops(hardware) -> Callable[[dict], int]:
     return count
 
 
-def fit_all(hardware, cflags: list[str] | None = None, progress: Callable[[str], None] | None = None) -> list[Fitted]:
-    """Every fitted figure, in an order where each fit sees the ones before it (the latencies before
-    the window, the store weight before the overlaps)."""
-    out: list[Fitted] = []
+@dataclass
+class FitStep:
+    """A step of `irkit calibrate` that fits one or more figures (shown as one progress line)."""
+
+    label: str
+    run: Callable[[object, list[str] | None], list[Fitted]]
+
+
+def plan(hardware, quick: bool = False) -> list[FitStep]:
+    """The fitting steps, in an order where each fit sees the ones before it (the latencies before
+    the window, the store weight before the overlaps, the TLB's reach before its miss)."""
     values = hardware.values
     dram = values.get("dram_bandwidth_core", values["dram_bandwidth"])
-    cases = chain_cases() + stream_cases(values["levels"], balanced_flops(hardware), dram)
-    for case in cases:
-        if progress is not None:
-            progress(case.figure)
-        out.append(fit_case(case, hardware, cflags))
-    if progress is not None:
-        progress("tlb_entries")
+    chains = chain_cases()
+    streams = stream_cases(values["levels"], balanced_flops(hardware), dram)
+
+    def cases(*picked: FitCase) -> Callable[[object, list[str] | None], list[Fitted]]:
+        return lambda hw, cflags: [fit_case(c, hw, cflags) for c in picked]
+
+    def median_of(case: FitCase, runs: int = 3) -> Callable[[object, list[str] | None], list[Fitted]]:
+        """A noisy figure (an overlap moves by 0.2 between runs of a shared host): the median of
+        `runs` fits; left out if most of them are."""
+
+        def run(hw, cflags) -> list[Fitted]:
+            fits = [fit_case(case, hw, cflags) for _ in range(runs)]
+            kept = sorted((f for f in fits if f.value is not None), key=lambda f: f.value)
+            chosen = kept[len(kept) // 2] if len(kept) * 2 > runs else next(f for f in fits if f.value is None)
+            _setter(hw.values, case.figure)(chosen.value)
+            spread = f" (of {', '.join(f'{f.value:.3g}' for f in kept)})" if len(kept) > 1 else ""
+            return [Fitted(chosen.figure, chosen.value, chosen.measured, chosen.note + spread)]
+
+        return run
+
+    # The L1's store weight is not fitted: the triad-normalised L1 term moves by a quarter over
+    # weights 1 to 4, within this host's run-to-run noise, so a fit says more about the noise
+    # than about the store port (stream_cases' first case; the model keeps its documented 2).
+    steps = [
+        FitStep("chain latencies (add, FMA, max)", cases(*chains[:3])),
+        FitStep("out-of-order window, overlapping chains", median_of(chains[3])),
+    ]
+    steps += [FitStep(f"{c.figure.split('.')[0]} overlap with the core's work", median_of(c)) for c in streams[1:]]
+    if not quick:
+        steps.append(FitStep("TLB reach and miss", _tlb_step))
+    return steps
+
+
+def planned(cache_levels: int, quick: bool = False) -> int:
+    """How many steps `plan` makes for a host with that many cache levels."""
+    return 2 + cache_levels + (0 if quick else 1)
+
+
+def _tlb_step(hardware, cflags: list[str] | None) -> list[Fitted]:
     entries, how = tlb_entries(cflags)
-    out.append(Fitted("tlb_entries", None if entries is None else float(entries), 0.0, how))
+    out = [Fitted("tlb_entries", None if entries is None else float(entries), 0.0, how)]
     if entries is not None:
-        values["tlb_entries"] = float(entries)
-        if progress is not None:
-            progress("tlb_miss")
+        hardware.values["tlb_entries"] = float(entries)
         out.append(fit_case(tlb_case(entries), hardware, cflags))
     return out
+
+
+def fit_all(hardware, cflags: list[str] | None = None, quick: bool = False) -> list[Fitted]:
+    """Every fitted figure (the steps of `plan`, run in order)."""
+    out: list[Fitted] = []
+    for step in plan(hardware, quick):
+        out.extend(step.run(hardware, cflags))
+    return out
+
+
+def describe(fits: list[Fitted]) -> str:
+    """One progress line: the fitted values, or what was left out."""
+    parts = []
+    for f in fits:
+        if f.value is None:
+            parts.append(f"{f.figure} left out")
+        elif f.figure.endswith("_latency"):
+            parts.append(f"{f.figure} {f.value:.3g} cycles")
+        elif f.figure == "tlb_miss":
+            parts.append(f"{f.figure} {f.value * 1e9:.3g} ns")
+        else:
+            parts.append(f"{f.figure} {f.value:.3g}")
+    return ", ".join(parts)
 
 
 def summary(fits: list[Fitted]) -> str:

@@ -394,10 +394,15 @@ void irkit_cal_fp_latency_{dtype}(int64_t reps, int32_t trials, double *times, d
 # ------------------------------------------------------------------ unary throughputs
 
 
-def _array_function(name: str, dtype: str, init: str, update: str) -> str:
+def _array_function(name: str, dtype: str, init: str, update: str, scalar: bool = False) -> str:
+    """`x[i] = update` over an L1-resident array: a vector loop, or (`scalar`) a loop gcc may not
+    vectorise -- what a scalar division or root costs in code that is not vectorised."""
     ctype = _CTYPE[dtype]
+    attr = "CAL_NOVEC " if scalar else ""
+    simd = "" if scalar else "#pragma omp simd aligned(x : 64)\n"
+    suffix = "_scalar" if scalar else ""
     return f"""\
-void irkit_cal_{name}_{dtype}(int64_t reps, int32_t trials, double *times, double *sink)
+{attr}void irkit_cal_{name}_{dtype}{suffix}(int64_t reps, int32_t trials, double *times, double *sink)
 {{
     {ctype} x[CAL_ARRAY] __attribute__((aligned(64)));
     const {ctype} c = cal_const;
@@ -405,8 +410,7 @@ void irkit_cal_{name}_{dtype}(int64_t reps, int32_t trials, double *times, doubl
     for (int32_t t = 0; t < trials; t++) {{
         const double t0 = cal_now();
         for (int64_t r = 0; r < reps; r++) {{
-#pragma omp simd aligned(x : 64)
-            for (int i = 0; i < CAL_ARRAY; i++) x[i] = {update};
+{simd}            for (int i = 0; i < CAL_ARRAY; i++) x[i] = {update};
             CAL_CLOBBER(x);
         }}
         times[t] = cal_now() - t0;
@@ -431,6 +435,8 @@ def _unary_functions() -> list[str]:
             _array_function("sqrt", dtype, f"1.0{lit} + {ramp}", f"sqrt{suffix}(x[i]) * c"),
             _array_function("exp", dtype, ramp, f"{exp_fast}(-x[i])"),
             _array_function("libm_exp", dtype, ramp, f"{libm}(-x[i])"),  # scalar calls, as strict code makes
+            _array_function("div", dtype, f"1.0{lit} + {ramp}", "c / x[i]", scalar=True),
+            _array_function("sqrt", dtype, f"1.0{lit} + {ramp}", f"sqrt{suffix}(x[i]) * c", scalar=True),
         ]
     return out
 
@@ -774,6 +780,7 @@ SIGNATURES: dict[str, tuple[object, list[object]]] = {
     "irkit_cal_fp_latency_f32": _PLAIN,
     "irkit_cal_fp_latency_f64": _PLAIN,
     **{f"irkit_cal_{op}_{t}": _PLAIN for op in ("div", "sqrt", "exp", "libm_exp") for t in ("f32", "f64")},
+    **{f"irkit_cal_{op}_{t}_scalar": _PLAIN for op in ("div", "sqrt") for t in ("f32", "f64")},
     "irkit_cal_triad": (_I32, [_I64, _I64, _I32, _I32, _PD, _PD]),
     "irkit_cal_triad_w": (_I32, [_I32, _I64, _I64, _I32, _PD, _PD]),
     "irkit_cal_sweep_alloc": (_VP, [_I64]),

@@ -476,13 +476,13 @@ class Calibrator:
         trials = None if suffix == "" else self.settings.brief_trials
         return self._rate(key, label, detail, "rate", call, work, probe, expect, trials)
 
-    def unary(self, name: str, dtype: str, what: str) -> Result:
-        fn = getattr(self.lib.lib, f"irkit_cal_{name}_{dtype}")
-        detail = f"{ARRAY} lanes in L1"
-        trials = self.settings.trials if dtype == "f32" else self.settings.brief_trials
-        return self._rate(
-            f"{name}_{dtype}", f"{dtype.upper()} {what}, 1 core", detail, "rate", self._plain(fn), ARRAY, trials=trials
-        )  # fmt: skip
+    def unary(self, name: str, dtype: str, what: str, scalar: bool = False) -> Result:
+        suffix = "_scalar" if scalar else ""
+        fn = getattr(self.lib.lib, f"irkit_cal_{name}_{dtype}{suffix}")
+        detail = f"{ARRAY} {'scalar elements' if scalar else 'lanes'} in L1"
+        trials = self.settings.trials if dtype == "f32" and not scalar else self.settings.brief_trials
+        label = f"{dtype.upper()} {what}{', scalar' if scalar else ''}, 1 core"
+        return self._rate(f"{name}_{dtype}{suffix}", label, detail, "rate", self._plain(fn), ARRAY, trials=trials)
 
     def fp_latency(self, dtype: str) -> Result:
         """Seconds of one dependent add (the step of an accumulation chain)."""
@@ -768,6 +768,10 @@ class Calibrator:
         for dtype in ("f32", "f64"):
             for name, what in (("div", "division"), ("sqrt", "square root"), ("exp", "exp (irkit fast exp)"), ("libm_exp", "exp (C library)")):
                 alone.append(Step(f"{name}_{dtype}", f"{dtype.upper()} {what}, 1 core", "", self._bind_unary(name, dtype, what)))
+            for name, what in (("div", "division"), ("sqrt", "square root")):  # scalar code's (not vectorised)
+                alone.append(
+                    Step(f"{name}_{dtype}_scalar", f"{dtype.upper()} {what}, scalar, 1 core", "", self._bind_unary(name, dtype, what, True))
+                )
         alone += [
             Step("fp_latency", "F32 add latency, dependent chain", "", lambda: self.fp_latency("f32")),
             Step("fp_latency_f64", "F64 add latency, dependent chain", "", lambda: self.fp_latency("f64")),
@@ -812,8 +816,8 @@ class Calibrator:
     def _bind_flops(self, dtype: str, bits: int | None) -> Callable[[], Result | str]:
         return lambda: self.flops(dtype, 1, bits)
 
-    def _bind_unary(self, name: str, dtype: str, what: str) -> Callable[[], Result]:
-        return lambda: self.unary(name, dtype, what)
+    def _bind_unary(self, name: str, dtype: str, what: str, scalar: bool = False) -> Callable[[], Result]:
+        return lambda: self.unary(name, dtype, what, scalar)
 
     def _bind_triad_width(self, bits: int) -> Callable[[], Result | str]:
         return lambda: self.triad_width(bits)

@@ -109,6 +109,7 @@ COPIED = (
     "flops_f32", "flops_f64", "flops_f32_all", "flops_f64_all",
     *(f"flops_{t}_{n}" for t in ("f32", "f64") for n in ("512", "256", "128", "scalar")),
     *(f"{op}_{t}" for op in ("div", "sqrt", "exp", "libm_exp") for t in ("f32", "f64")),
+    *(f"{op}_{t}_scalar" for op in ("div", "sqrt") for t in ("f32", "f64")),
     "strided_miss", "conflict_miss", "page_fault", "parallel_overhead", "call_overhead",
     "clock_imul", "clock_add", "tsc",
 )  # fmt: skip

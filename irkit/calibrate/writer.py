@@ -99,6 +99,8 @@ def quantity(value: float, family: str) -> tuple[str, str | None]:
     """(number text, unit or None) for a base-unit value of a unit family."""
     if family == "count":
         return str(round(value)), None
+    if family == "number":  # a fitted figure with no unit (an overlap, a store's weight)
+        return number(value, 3), None
     if family == "bytes":
         return byte_quantity(value)
     if family == "cycles":  # a latency counted in cycles (fp_latency)
@@ -117,7 +119,14 @@ def describe(value: float, family: str) -> str:
 
 
 # Fields written in another unit than their family's usual one (the value is in that unit).
-FIELD_FAMILY = {"fp_latency": "cycles", "fp_latency_f64": "cycles", "store_forward": "cycles"}
+FIELD_FAMILY = {
+    "fp_latency": "cycles",
+    "fp_latency_f64": "cycles",
+    "store_forward": "cycles",
+    **{f"{cls}_latency": "cycles" for cls in ("add", "fma", "max", "mul", "div")},
+    "store_weight": "number",
+    "overlap": "number",
+}
 
 
 def _field_text(f: Field, table: dict[str, tuple[str, bool]]) -> str:
@@ -176,6 +185,10 @@ TOP_MEASURED = (
     "sqrt_f64",
     "exp_f64",
     "libm_exp_f64",
+    "div_f32_scalar",
+    "sqrt_f32_scalar",
+    "div_f64_scalar",
+    "sqrt_f64_scalar",
     "fp_latency",
     "fp_latency_f64",
     "store_forward",
@@ -184,6 +197,13 @@ TOP_MEASURED = (
     "page_fault",
     "strided_miss",
     "conflict_miss",
+    # fitted on calibration documents (irkit.calibrate.fit)
+    "add_latency",
+    "fma_latency",
+    "max_latency",
+    "ooo_window",
+    "tlb_entries",
+    "tlb_miss",
 )
 
 
@@ -254,10 +274,15 @@ def hardware_spec(
             fields.append(Field("shared", level.shared))
         if level.ways:
             fields.append(Field("ways", level.ways))
+        for key in ("store_weight", "overlap"):  # fitted (irkit.calibrate.fit)
+            if f"{level.name}.{key}" in values:
+                fields.append(Field(key, values[f"{level.name}.{key}"]))
         caches.append(Level(level.name, fields, notes.get(level.name, "")))
     dram = [Field("bandwidth", values["dram.bandwidth"])]
     if "dram.bandwidth_core" in values:
         dram.append(Field("bandwidth_core", values["dram.bandwidth_core"]))
+    if "dram.overlap" in values:
+        dram.append(Field("overlap", values["dram.overlap"]))
     if host.memory:
         dram.insert(0, Field("size", host.memory // 1024**2 * 1024**2))  # whole MiB
     spec_texts = [Text(key, text, notes.get(key, "")) for key, text in (texts or [])]

@@ -26,6 +26,8 @@ from irkit.units import (
 )
 
 WHOLE_COUNTS = ("cores", "fma_units", "threads_per_core", "shared", "ways")
+# Fitted figures whose 0 means something: no transfer hidden (ECM), no look-ahead.
+MAY_BE_ZERO = ("overlap", "ooo_window")
 
 
 def _fields(owner: Operation, what: str, ops: list[Operation], table: dict[str, tuple[str, bool]]) -> list[Diagnostic]:
@@ -76,7 +78,7 @@ def _fields(owner: Operation, what: str, ops: list[Operation], table: dict[str, 
         value = op.value.value.data
         if not math.isfinite(value):
             diags.append(at_op("error", f"'{key}' must be a finite number, got {value:g}", op, key))
-        elif value <= 0:
+        elif value < 0 or (value == 0 and key not in MAY_BE_ZERO):
             diags.append(at_op("error", f"'{key}' must be positive, got {value:g}", op, key))
         elif (family in ("bits", "bytes") or key in WHOLE_COUNTS) and not to_base(value, unit).is_integer():
             what = family if family != "count" else "units"

@@ -22,7 +22,10 @@ lists the same bounds.
 - **latencies** `fp_latency`, `fp_latency_f64` 1-16 cycles; `store_forward` at
   most 64 cycles; `strided_miss`, `conflict_miss`, a cache's `latency` at most
   1000 cycles; DRAM `latency` at most 2 us; `page_fault` at most 1 ms;
-  `parallel_overhead`, `call_overhead` at most 100 ms;
+  `parallel_overhead`, `call_overhead` at most 100 ms; the fitted chain latencies
+  (`add_latency` ...) 0.25-64 cycles, `ooo_window` at most 10,000 instructions,
+  `tlb_entries` 4 to 2^20 pages, `tlb_miss` at most 1 us, `store_weight` 0.1-16,
+  `overlap` (a cache level's, DRAM's) 0-1;
 - **sizes** a `line` a power of two within 16-1024 B; every cache level at least
   as large as the one before it and no larger than `dram size`; `effective_size`
   at most the level's `size`, and no smaller than the level before it's;
@@ -62,6 +65,13 @@ MAX_OVERHEAD = 0.1  # s: a parallel loop's fork and join (8 ms on a busy 2-vCPU 
 LINE = (16, 1024)  # bytes
 ACCESSES_PER_CYCLE = 4  # full-width L1 loads + stores a cycle (2-3 loads and 1-2 stores on current cores)
 WIDTH_BITS = {"512": 512, "256": 256, "128": 128}
+# Figures fitted on calibration documents (irkit.calibrate.fit):
+CHAIN_LATENCY = (0.25, 64.0)  # cycles of one op of a chain (a division's latency reaches tens)
+OOO_WINDOW = (0.0, 10000.0)  # instructions
+TLB_ENTRIES = (4.0, 1 << 20)  # pages
+MAX_TLB_MISS = 1e-6  # s
+STORE_WEIGHT = (0.1, 16.0)  # load slots
+OVERLAP = (0.0, 1.0)
 
 
 @dataclass
@@ -187,6 +197,22 @@ class _Checker:
             c = None if f is None else self.cycles(f)
             if f is not None and c is not None and c > MAX_MISS_CYCLES:
                 self.refuse(f, what, f"an access served by a cache takes at most {MAX_MISS_CYCLES:g} cycles (this is {c:.4g})")
+        for key in ("add_latency", "fma_latency", "max_latency", "mul_latency", "div_latency"):
+            f = top.get(key)
+            c = None if f is None else self.cycles(f)
+            if f is not None and c is not None and not CHAIN_LATENCY[0] <= c <= CHAIN_LATENCY[1]:
+                self.refuse(f, what, f"an op on a dependency chain takes {CHAIN_LATENCY[0]:g}-{CHAIN_LATENCY[1]:g} cycles (this is {c:.3g})")
+        for key, (lo, hi), text in (
+            ("ooo_window", OOO_WINDOW, "instructions an out-of-order core looks ahead"),
+            ("tlb_entries", TLB_ENTRIES, "pages a TLB holds"),
+        ):
+            f = top.get(key)
+            if f is not None and not lo <= f.base <= hi:
+                self.refuse(f, what, f"{text}: {lo:g}-{hi:g}")
+        f = top.get("tlb_miss")
+        s = None if f is None else self.seconds(f)
+        if f is not None and s is not None and not 0 <= s <= MAX_TLB_MISS:
+            self.refuse(f, what, "a page walk takes at most 1 us")
         for key, limit, text in (
             ("page_fault", MAX_PAGE_FAULT, "1 ms"),
             ("parallel_overhead", MAX_OVERHEAD, "100 ms"),
@@ -220,6 +246,13 @@ class _Checker:
         size, effective = fields.get("size"), fields.get("effective_size")
         if size is not None and effective is not None and effective.base > size.base:
             self.refuse(effective, what, f"more than the level's size {size.text}: a level holds at most its size")
+        for key, (lo, hi), text in (
+            ("store_weight", STORE_WEIGHT, "a store costs an L1 this many loads"),
+            ("overlap", OVERLAP, "the share of a transfer hidden under the core's work"),
+        ):
+            f = fields.get(key)
+            if f is not None and not lo <= f.base <= hi:
+                self.refuse(f, what, f"{text}: {lo:g}-{hi:g}")
         latency = fields.get("latency")
         c = None if latency is None else self.cycles(latency)
         if latency is not None and c is not None and c > MAX_MISS_CYCLES:
@@ -259,6 +292,9 @@ class _Checker:
 
     def dram_level(self, last: tuple[str, dict[str, _Field]] | None) -> None:
         dram, what = self.dram, "dram"
+        overlap = dram.get("overlap")
+        if overlap is not None and not OVERLAP[0] <= overlap.base <= OVERLAP[1]:
+            self.refuse(overlap, what, f"the share of a transfer hidden under the core's work: {OVERLAP[0]:g}-{OVERLAP[1]:g}")
         core, every = dram.get("bandwidth_core"), dram.get("bandwidth")
         if last is not None:
             name, fields = last

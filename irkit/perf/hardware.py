@@ -104,6 +104,15 @@ def from_op(hw: d.HardwareOp, source: str) -> Hardware:
         if f32 is not None and f64_key not in values:
             values[f64_key] = f32 / 2
             notes.append(f"{f64_key} derived as {key}_f32 / 2 (half the lanes; irkit calibrate measures it)")
+    for op in ("div", "sqrt"):  # per width: the full width (the figure itself) and scalar code's
+        for dtype, scalar in (("f32", 32), ("f64", 64)):
+            widths = {}
+            if f"{op}_{dtype}" in values:
+                widths[int(simd)] = values[f"{op}_{dtype}"]
+            v = base(f"{op}_{dtype}_scalar")
+            if v is not None:
+                widths[scalar] = v
+            values[f"{op}_{dtype}_w"] = widths
     for dtype, scalar in (("f32", 32), ("f64", 64)):
         widths = {bits: base(f"flops_{dtype}_{name}") for bits, name in ((512, "512"), (256, "256"), (128, "128"), (scalar, "scalar"))}
         given = {bits: v for bits, v in widths.items() if v is not None}
@@ -115,6 +124,17 @@ def from_op(hw: d.HardwareOp, source: str) -> Hardware:
             notes.append(f"{key} not given: counted as 0")
         else:
             values[key] = v
+    for key in ("ooo_window", "tlb_entries"):  # counts
+        if key in top:
+            values[key] = top[key][0]
+    tlb_miss = _seconds(top, "tlb_miss", frequency)
+    if tlb_miss is not None:
+        values["tlb_miss"] = tlb_miss
+    for key in ("add_latency", "fma_latency", "max_latency", "mul_latency", "div_latency"):  # cycles
+        lat = top.get(key)
+        if lat is not None:
+            value, unit = lat
+            values[key] = value if unit in (None, "cycles") else to_base(value, unit) * frequency
     for key in ("fp_latency", "store_forward"):  # latencies the model counts in cycles
         lat = top.get(key)
         if lat is not None:
@@ -140,6 +160,8 @@ def from_op(hw: d.HardwareOp, source: str) -> Hardware:
                 notes.append("dram bandwidth_core not given: one core assumed to reach the whole bandwidth")
                 core = values["dram_bandwidth"]
             values["dram_bandwidth_core"] = core
+            if "overlap" in f:
+                values["dram_overlap"] = base("overlap", f)
             continue
         level = {
             "name": op.level.data,
@@ -155,8 +177,12 @@ def from_op(hw: d.HardwareOp, source: str) -> Hardware:
         all_ = base("bandwidth_all", f)
         if all_ is not None:
             level["bandwidth_all"] = all_
+        for key in ("store_weight", "overlap"):  # fitted on calibration documents
+            if key in f:
+                level[key] = base(key, f)
         effective = base("effective_size", f)
         level["effective_size"] = effective if effective is not None else level["size"]
+        level["measured_capacity"] = effective is not None
         narrower = {bits: base(f"bandwidth_{name}", f) for bits, name in ((256, "256"), (128, "128"), (32, "scalar"))}
         level["bandwidth_w"] = {int(simd): level["bandwidth"]} | {
             bits: v for bits, v in narrower.items() if v is not None and bits < simd

@@ -50,6 +50,10 @@ STORE_WEIGHT = 2.0
 # not fully associative and hold other data too.  An assumption of the model,
 # not a hardware figure.
 CACHE_SHARE = 0.5
+# A measured capacity (`effective_size`: where a streaming sweep's speed ends) already holds what
+# the other data and the associativity take: all of it is the usable capacity (CACHE_SHARE
+# stands in for that measurement where a description has only the reported size).
+MEASURED_SHARE = 1.0
 
 PAGE_BYTES = 4096.0  # the pages a TLB entry maps (4 KiB: what malloc'd arrays get without huge pages)
 
@@ -259,7 +263,8 @@ def price(nests, kernel_terms, env, hw, cold=False):
             below = levels[i + 1] if i + 1 < len(levels) else None
             shared = lv.get("shared", 1) > 1
             # the capacity a core can count on: the measured one (a VM's share of a host's L3)
-            cap_bytes = lv.get("effective_size", lv["size"]) * CACHE_SHARE / (active if shared else 1.0)
+            share = MEASURED_SHARE if lv.get("measured_capacity") else CACHE_SHARE
+            cap_bytes = lv.get("effective_size", lv["size"]) * share / (active if shared else 1.0)
             sets = _sets(lv, line)
             level_env = dict(base, cap=cap_bytes / line, sets=sets, ways=lv["size"] / line / sets)
             tt = fill_terms(level_env)
@@ -273,7 +278,7 @@ def price(nests, kernel_terms, env, hw, cold=False):
             # reach DRAM once
             streamed = tt.get("streamed_lines", 0.0) / active
             lines = np.maximum(tt["lines"] + tt.get("stored_lines", 0.0) - 2.0 * streamed, 0.0)
-            warm = (not cold) & (kernel_bytes <= lv.get("effective_size", lv["size"]) * CACHE_SHARE)
+            warm = (not cold) & (kernel_bytes <= lv.get("effective_size", lv["size"]) * share)
             if below is None:
                 lines = lines + streamed
                 moved = np.where(warm, 0.0, lines * line)

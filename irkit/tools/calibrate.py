@@ -44,7 +44,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from irkit.calibrate import CalibrateError, measure, plausible
+from irkit.calibrate import CalibrateError, fit, measure, plausible
 from irkit.calibrate.checked import Checked
 from irkit.calibrate.detect import Host
 from irkit.calibrate.measure import Calibrator, Progress, Result, Settings
@@ -214,6 +214,7 @@ class Run:
     checked: Checked | None = None
     ctx: plausible.Context | None = None
     warnings: list[str] = field(default_factory=list)
+    fits: list = field(default_factory=list)  # irkit.calibrate.fit.Fitted
 
 
 def _calibrate(args: argparse.Namespace, progress: Progress) -> int:
@@ -241,7 +242,7 @@ def _calibrate(args: argparse.Namespace, progress: Progress) -> int:
     # The plan needs only the host; building the microbenchmarks is its first step.
     calibrator = Calibrator(host, settings)
     steps = calibrator.steps()
-    progress.total = len(steps) + 1
+    progress.total = len(steps) + 1 + fit.planned(len(host.caches), quick=bool(args.quick))
     progress.start(f"building the microbenchmarks (irkit's C backend, -march={march})")
     t0 = time.perf_counter()
     lib = load_library(host, cflags, march)
@@ -269,17 +270,30 @@ def _calibrate(args: argparse.Namespace, progress: Progress) -> int:
     )
     for w in run.warnings:
         err.write(f"{PROG}: warning: {w}\n")
-    spec = writer.hardware_spec(
-        name,
-        host,
-        checked.values,
-        lanes=lib.vector_bytes // 4,
-        comments=_comments(run),
-        notes=_notes(run),
-        simd=lib.widths[0],
-        texts=fingerprint.text_fields(fingerprint.of_cpu(host.cpu), march),
-    )
-    text = writer.render(spec)
+
+    def describe(values: dict[str, float], comments: list[str]) -> str:
+        spec = writer.hardware_spec(
+            name,
+            host,
+            values,
+            lanes=lib.vector_bytes // 4,
+            comments=comments,
+            notes=_notes(run),
+            simd=lib.widths[0],
+            texts=fingerprint.text_fields(fingerprint.of_cpu(host.cpu), march),
+        )
+        return writer.render(spec)
+
+    # The figures fitted on calibration documents need the measured ones priced first.
+    fits = _fits(describe(checked.values, []), cflags, bool(args.quick), progress)
+    for f in fits:
+        if f.value is not None:
+            checked.values[f.figure] = f.value
+        else:
+            err.write(f"{PROG}: warning: {f.figure} {f.note}\n")
+    run.fits = fits
+    run.seconds = time.perf_counter() - began
+    text = describe(checked.values, _comments(run))
     _self_check(text, args.output or f"{name}.hw")
 
     if args.output:
@@ -293,6 +307,29 @@ def _calibrate(args: argparse.Namespace, progress: Progress) -> int:
     if args.json:
         sys.stdout.write(json.dumps(_report(run, args.output, text), indent=1) + "\n")
     return EXIT_OK
+
+
+FIT_SETTLE_SECONDS = 1.0
+
+
+def _fits(text: str, cflags: list[str] | None, quick: bool, progress: Progress) -> list:
+    """The figures irkit.calibrate.fit solves for, against the description measured so far."""
+    from irkit.frontend import parse_design
+    from irkit.perf.hardware import hardware_of_module
+
+    hardware = hardware_of_module(parse_design(text, "<calibration>"), "<calibration>")
+    # The all-core steps leave OpenMP's worker threads spinning for a while (libgomp waits
+    # actively before it sleeps); on a VM whose two vCPUs are one core's hyperthreads that slows a
+    # single-threaded benchmark by up to 1.7x (a chain of maxima: 62 us a call, 36 us a second
+    # later).  The fits are single-threaded: they start once the workers have gone to sleep.
+    time.sleep(FIT_SETTLE_SECONDS)
+    out = []
+    for case in fit.plan(hardware, quick=quick):
+        progress.start(f"fitted: {case.label}")
+        got = case.run(hardware, cflags)
+        progress.finish(fit.describe(got))
+        out.extend(got)
+    return out
 
 
 def _report(run: Run, output: str | None, text: str) -> dict:
@@ -423,6 +460,13 @@ def _comments(run: Run) -> list[str]:
         "overheads: the median.",
         "- Every figure was checked (irkit/calibrate/plausible.py); one failing twice is left out, said below.",
     ]
+    if run.fits:
+        lines.append(
+            "- Fitted (irkit/calibrate/fit.py): each figure solved so that irkit's own prediction of a calibration"
+        )
+        lines.append("  document matches its measured time:")
+        for f in run.fits:
+            lines += _wrap(f"  {f.figure}: {f.note}", 100, "    ")
     lines += [f"WARNING: {w}" for w in run.warnings]
     return lines
 
