@@ -108,6 +108,11 @@ TOP_FIELDS: dict[str, tuple[str, bool]] = {
     # ... and the TLB: the 4 KiB pages it holds, and what a miss (a page walk) costs an access.
     "tlb_entries": ("count", False),
     "tlb_miss": ("latency", False),
+    # ... what a vector access that crosses a cache line costs the L1 beyond an aligned one, in
+    # aligned accesses ...
+    "split_load": ("count", False),
+    # The pages numpy's large arrays get (transparent huge pages: 2 MiB where the host gives them).
+    "huge_page": ("bytes", False),
 }
 # ... for a cache level ...
 CACHE_FIELDS: dict[str, tuple[str, bool]] = {
@@ -127,8 +132,12 @@ CACHE_FIELDS: dict[str, tuple[str, bool]] = {
     "ways": ("count", False),  # associativity: lines a set holds
     # fitted (irkit.calibrate.fit): what a store costs the L1 in load slots ...
     "store_weight": ("count", False),
-    # ... and how much of this level's transfer time hides under the core's work (ECM: 0 none, 1 all)
+    # ... and how much of this level's transfer time hides under the core's work (ECM: 0 none, 1 all);
+    # what a strided or a set-conflict miss of the level above costs when this level serves it (the
+    # top-level strided_miss and conflict_miss are L2's)
     "overlap": ("count", False),
+    "strided_miss": ("latency", False),
+    "conflict_miss": ("latency", False),
 }
 # ... and for DRAM.
 DRAM_FIELDS: dict[str, tuple[str, bool]] = {
@@ -137,6 +146,8 @@ DRAM_FIELDS: dict[str, tuple[str, bool]] = {
     "size": ("bytes", False),
     "latency": ("latency", False),
     "overlap": ("count", False),  # fitted: the share of DRAM transfer time hidden under the core's work
+    "strided_miss": ("latency", False),  # fitted: a last-level cache's strided miss served by DRAM
+    "conflict_miss": ("latency", False),  # fitted: ... its set-conflict miss
 }
 
 

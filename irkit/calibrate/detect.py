@@ -324,3 +324,27 @@ def detect(
         cpu=read_cpu(cpuinfo),
         cpufreq=read_cpufreq(sys_cpu / "cpu0" / "cpufreq"),
     )
+
+
+SYS_THP = Path("/sys/kernel/mm/transparent_hugepage/enabled")
+
+
+def huge_page_bytes(thp: Path = SYS_THP, proc_meminfo: Path = PROC_MEMINFO) -> int | None:
+    """The pages numpy's large arrays get: the huge page size where transparent huge pages are
+    on for processes that ask (`[always]` or `[madvise]`: numpy asks for its arrays of 4 MiB and
+    more), else None (4 KiB pages).  Linux only; elsewhere None."""
+    try:
+        mode = thp.read_text()
+    except OSError:
+        return None
+    if "[always]" not in mode and "[madvise]" not in mode:
+        return None
+    try:
+        for line in proc_meminfo.read_text().splitlines():
+            key, _, rest = line.partition(":")
+            words = rest.split()
+            if key.strip() == "Hugepagesize" and words and words[0].isdigit():
+                return int(words[0]) * (1024 if len(words) > 1 and words[1] == "kB" else 1)
+    except OSError:
+        return None
+    return None

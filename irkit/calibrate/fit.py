@@ -83,10 +83,12 @@ def chain_cases() -> list[FitCase]:
     ]
 
 
-def _column_doc() -> str:
-    """A column of a matrix whose rows are a page apart: one access, one line and one page an element."""
+def _column_doc(columns: int = 1024) -> str:
+    """A column of a matrix whose rows are `columns` floats apart (1024: a page, every line in the
+    few sets a page stride reaches; 1040: a page and a line, every access a page of its own with
+    the lines spread over the sets): one access, one line and one page an element."""
     return (
-        "design cal_pages {\n  sizes { P = 64 }\n  tensor a : f32[P, 1024] input\n  tensor o : f32[P] output\n"
+        f"design cal_pages {{\n  sizes {{ P = 64 }}\n  tensor a : f32[P, {columns}] input\n  tensor o : f32[P] output\n"
         "  o[p] = a[p, 0] * 1.5\n}\n"
     )
 
@@ -97,7 +99,7 @@ def tlb_entries(cflags: list[str] | None = None, largest: int = 1 << 15) -> tupl
     times: list[tuple[int, float]] = []
     pages = 64
     while pages <= largest:
-        timed = compile_timed(_column_doc(), {"P": pages}, cflags)
+        timed = compile_timed(_column_doc(BAND_COLUMNS), {"P": pages}, cflags)
         times.append((pages, seconds_per_call(timed, target=0.01, trials=3) / pages))
         pages *= 2
     base = min(t for _, t in times[:3])
@@ -110,9 +112,62 @@ def tlb_entries(cflags: list[str] | None = None, largest: int = 1 << 15) -> tupl
 
 def tlb_case(entries: int) -> FitCase:
     return FitCase(
-        "tlb_miss", _column_doc(), {"P": 8 * entries}, 0.0, 2e-7,
+        "tlb_miss", _column_doc(BAND_COLUMNS), {"P": 8 * entries}, 0.0, 2e-7,
         f"a page-strided column over {8 * entries} pages (8 x the TLB): every element a TLB miss",
     )  # fmt: skip
+
+
+def split_case() -> FitCase:
+    """Vector loads that start off their vector's alignment (`x[r, i + 1]`, rows of N + 8): the
+    share of them that crosses a line costs `split_load` aligned loads more."""
+    doc = (
+        "design cal_split {\n  sizes { R = 2, N = 512 }\n  tensor x : f32[R, N + 8] input\n"
+        "  tensor y : f32[R, N] output\n  y[r, i] = x[r, i + 1] + x[r, i + 2] + x[r, i + 3] + x[r, i + 5]\n"
+        "  layout { x : row_major align 64; y : row_major align 64 }\n  schedule y { vectorize i }\n}\n"
+    )
+    return FitCase(
+        "split_load", doc, {"R": 2, "N": 512}, 0.0, 16.0,
+        "4 misaligned vector loads and an aligned store an element, in L1",
+    )  # fmt: skip
+
+
+BAND_COLUMNS = 1040  # floats a row of the band walk: 4160 B, a page and a line (no set crowding)
+
+
+def _band_doc() -> str:
+    """Columns walked element by element over rows 4160 B apart (at Q = 64: a page and a line):
+    every access a line of its own, spread over the sets (a gather's or a tiled transpose's
+    misses, without set conflicts)."""
+    return (
+        "design cal_band {\n  sizes { P = 64, Q = 64 }\n  tensor a : f32[P, 16 * Q + 16] input\n"
+        "  tensor o : f32[Q, P] output\n  o[q, p] = a[p, 16 * q] * 1.5\n}\n"
+    )
+
+
+def deep_miss_cases(levels: list[dict]) -> list[FitCase]:
+    """What a strided miss costs when L3 (each level beyond L2) or DRAM serves it: band walks
+    whose lines miss the level above and stay in the serving one (DRAM: four times the last
+    level).  A set-conflict miss beyond L2 (`conflict_miss` in a level's block) is not fitted:
+    priced like L1's, set by set, a column of 2048 rows 4 KiB apart fits it at 80 ns, and the
+    transposes it then prices come out 1.5-2.7x slow -- L2's misses overlap across sets."""
+    cases = []
+    served = [*levels[2:], None]  # None: DRAM
+    for j, level in enumerate(served, start=2):
+        above = levels[j - 1]
+        name = level["name"] if level is not None else "dram"
+        if level is not None:
+            lines = min(4 * _capacity(above), 0.5 * _capacity(level)) / 64
+        else:
+            lines = 4 * _capacity(above) / 64
+        q = 64
+        p = max(64, int(lines / q) // 64 * 64)
+        cases.append(
+            FitCase(
+                f"{name}.strided_miss", _band_doc(), {"P": p, "Q": q}, 0.0, 2e-6,
+                f"{q} columns of {p} rows 4160 B apart: each access a line from {name.upper() if level is None else name}",
+            )  # fmt: skip
+        )
+    return cases
 
 
 def stream_cases(levels: list[dict], flops_for: Callable[[dict], int], dram_bandwidth: float) -> list[FitCase]:
@@ -393,6 +448,10 @@ def plan(hardware, quick: bool = False) -> list[FitStep]:
         FitStep("out-of-order window, overlapping chains", median_of(chains[3])),
     ]
     steps += [FitStep(f"{c.figure.split('.')[0]} overlap with the core's work", median_of(c)) for c in streams[1:]]
+    steps.append(FitStep("misaligned vector loads", median_of(split_case())))
+    deep = deep_miss_cases(values["levels"])
+    if not quick and deep:
+        steps.append(FitStep("strided misses beyond L2", cases(*deep)))
     if not quick:
         steps.append(FitStep("TLB reach and miss", _tlb_step))
     return steps
@@ -400,7 +459,7 @@ def plan(hardware, quick: bool = False) -> list[FitStep]:
 
 def planned(cache_levels: int, quick: bool = False) -> int:
     """How many steps `plan` makes for a host with that many cache levels."""
-    return 2 + cache_levels + (0 if quick else 1)
+    return 3 + cache_levels + (0 if quick else 2)
 
 
 def _tlb_step(hardware, cflags: list[str] | None) -> list[Fitted]:

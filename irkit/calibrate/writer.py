@@ -126,6 +126,7 @@ FIELD_FAMILY = {
     **{f"{cls}_latency": "cycles" for cls in ("add", "fma", "max", "mul", "div")},
     "store_weight": "number",
     "overlap": "number",
+    "split_load": "number",
 }
 
 
@@ -204,6 +205,8 @@ TOP_MEASURED = (
     "ooo_window",
     "tlb_entries",
     "tlb_miss",
+    "split_load",
+    "huge_page",
 )
 
 
@@ -274,15 +277,16 @@ def hardware_spec(
             fields.append(Field("shared", level.shared))
         if level.ways:
             fields.append(Field("ways", level.ways))
-        for key in ("store_weight", "overlap"):  # fitted (irkit.calibrate.fit)
+        for key in ("store_weight", "overlap", "strided_miss", "conflict_miss"):  # fitted (irkit.calibrate.fit)
             if f"{level.name}.{key}" in values:
                 fields.append(Field(key, values[f"{level.name}.{key}"]))
         caches.append(Level(level.name, fields, notes.get(level.name, "")))
     dram = [Field("bandwidth", values["dram.bandwidth"])]
     if "dram.bandwidth_core" in values:
         dram.append(Field("bandwidth_core", values["dram.bandwidth_core"]))
-    if "dram.overlap" in values:
-        dram.append(Field("overlap", values["dram.overlap"]))
+    for key in ("overlap", "strided_miss", "conflict_miss"):  # fitted
+        if f"dram.{key}" in values:
+            dram.append(Field(key, values[f"dram.{key}"]))
     if host.memory:
         dram.insert(0, Field("size", host.memory // 1024**2 * 1024**2))  # whole MiB
     spec_texts = [Text(key, text, notes.get(key, "")) for key, text in (texts or [])]

@@ -25,7 +25,9 @@ lists the same bounds.
   `parallel_overhead`, `call_overhead` at most 100 ms; the fitted chain latencies
   (`add_latency` ...) 0.25-64 cycles, `ooo_window` at most 10,000 instructions,
   `tlb_entries` 4 to 2^20 pages, `tlb_miss` at most 1 us, `store_weight` 0.1-16,
-  `overlap` (a cache level's, DRAM's) 0-1;
+  `overlap` (a cache level's, DRAM's) 0-1, `split_load` 0-16 accesses, a level's or
+  DRAM's `strided_miss` and `conflict_miss` at most 2 us; `huge_page` a power of two
+  within 4 KiB-1 GiB;
 - **sizes** a `line` a power of two within 16-1024 B; every cache level at least
   as large as the one before it and no larger than `dram size`; `effective_size`
   at most the level's `size`, and no smaller than the level before it's;
@@ -72,6 +74,9 @@ TLB_ENTRIES = (4.0, 1 << 20)  # pages
 MAX_TLB_MISS = 1e-6  # s
 STORE_WEIGHT = (0.1, 16.0)  # load slots
 OVERLAP = (0.0, 1.0)
+SPLIT_LOAD = (0.0, 16.0)  # aligned accesses a line-crossing one costs beyond its own
+MAX_DEEP_MISS = 2e-6  # s: a miss served by L3 or DRAM (DRAM's latency bound)
+HUGE_PAGE = (4096, 1 << 30)  # bytes
 
 
 @dataclass
@@ -213,6 +218,14 @@ class _Checker:
         s = None if f is None else self.seconds(f)
         if f is not None and s is not None and not 0 <= s <= MAX_TLB_MISS:
             self.refuse(f, what, "a page walk takes at most 1 us")
+        f = top.get("split_load")
+        if f is not None and not SPLIT_LOAD[0] <= f.base <= SPLIT_LOAD[1]:
+            self.refuse(f, what, f"a line-crossing access costs {SPLIT_LOAD[0]:g}-{SPLIT_LOAD[1]:g} aligned ones more")
+        f = top.get("huge_page")
+        if f is not None:
+            n = int(f.base)
+            if n != f.base or n & (n - 1) or not HUGE_PAGE[0] <= n <= HUGE_PAGE[1]:
+                self.refuse(f, what, "a page is a power of two within 4 KiB-1 GiB")
         for key, limit, text in (
             ("page_fault", MAX_PAGE_FAULT, "1 ms"),
             ("parallel_overhead", MAX_OVERHEAD, "100 ms"),
@@ -253,6 +266,7 @@ class _Checker:
             f = fields.get(key)
             if f is not None and not lo <= f.base <= hi:
                 self.refuse(f, what, f"{text}: {lo:g}-{hi:g}")
+        self.deep_misses(what, fields)
         latency = fields.get("latency")
         c = None if latency is None else self.cycles(latency)
         if latency is not None and c is not None and c > MAX_MISS_CYCLES:
@@ -290,8 +304,17 @@ class _Checker:
                 f"more than 1.5 x cache {up}'s bandwidth {a['bandwidth'].text}: a level further out is slower",
             )  # fmt: skip
 
+    def deep_misses(self, what: str, fields: dict[str, _Field]) -> None:
+        """A level's or DRAM's strided and conflict misses (fitted): at most DRAM's latency bound."""
+        for key in ("strided_miss", "conflict_miss"):
+            f = fields.get(key)
+            s = None if f is None else self.seconds(f)
+            if f is not None and s is not None and not 0 <= s <= MAX_DEEP_MISS:
+                self.refuse(f, what, f"a miss served by a cache or DRAM takes at most {MAX_DEEP_MISS * 1e6:g} us")
+
     def dram_level(self, last: tuple[str, dict[str, _Field]] | None) -> None:
         dram, what = self.dram, "dram"
+        self.deep_misses(what, dram)
         overlap = dram.get("overlap")
         if overlap is not None and not OVERLAP[0] <= overlap.base <= OVERLAP[1]:
             self.refuse(overlap, what, f"the share of a transfer hidden under the core's work: {OVERLAP[0]:g}-{OVERLAP[1]:g}")

@@ -52,7 +52,7 @@ from xdsl.irdl import (
 from xdsl.traits import NoTerminator, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
-MODEL_SYMBOLS = frozenset({"cap", "sets", "ways", "line", "lanes32", "lanes64", "cores", "window"})
+MODEL_SYMBOLS = frozenset({"cap", "sets", "ways", "line", "lanes32", "lanes64", "cores", "window", "huge_page"})
 
 
 def _check_expr(text: str, allowed: set[str], where: str) -> None:

@@ -64,7 +64,12 @@ LANES64 = "lanes64"
 CORES = "cores"
 WINDOW = "window"  # instructions the out-of-order core looks ahead (0: none; the description's `ooo_window`)
 LOOP_CONTROL = 2  # instructions of a loop's own per iteration (the increment, the compare-and-branch)
+LINE_BYTES_MIN = 64  # the shortest line of the hosts irkit models (x86: 64 B)
 PAGE = 4096  # bytes of a page: the part of an address that is the same virtually and physically
+HUGE_PAGE = "huge_page"  # bytes of the pages large arrays get (transparent huge pages; else PAGE)
+# numpy asks the kernel for huge pages for the arrays it allocates of at least 4 MiB (its own
+# threshold): the inputs and outputs a kernel is called with
+NUMPY_HUGE_MIN = 4 << 20
 MMAP_THRESHOLD = 32 << 20  # glibc's DEFAULT_MMAP_THRESHOLD_MAX on 64-bit: larger blocks are always mmapped
 
 # Instruction counts carry the width of their instructions in the key's suffix, which the
@@ -135,6 +140,14 @@ class ModelError(Exception):
 # ---- the loop tree ----------------------------------------------------------
 
 
+def _in_registers(local: lp.LocalOp) -> bool:
+    """Does the C backend keep this local in vector registers (`irkit.backends.c_simd`'s register
+    tiles)?  The same decision, so that the model prices what the compiler is given."""
+    from irkit.backends.c_simd import plan_tile
+
+    return plan_tile(local, {}) is not None
+
+
 @dataclass
 class Buffer:
     name: str
@@ -142,7 +155,10 @@ class Buffer:
     shape: list[Expr]  # logical extents
     order: list[int]  # storage order, outermost first
     role: str  # input | output | temp
-    local: bool = False  # a loop.local: registers or stack, never priced as memory
+    local: bool = False  # a loop.local: registers or stack, never priced as cache traffic
+    registers: bool = False  # a local the C backend keeps in vector registers (a register tile);
+    # a local it cannot (a tail's variable trip count) is a stack array: its loads and stores are
+    # L1 accesses, and an accumulator kept there is reloaded across the loops around it
     loaded: bool = False
     stored: bool = False
 
@@ -238,7 +254,7 @@ class Reader:
         for t in tensors:
             shape = [affine_to_expr(r, [], size_syms) for r in t.shape.results]
             self.buffers[t.value] = Buffer(t.name, _elem_bytes(t.memref), shape, t.order, t.role)
-        self.used_names |= {CAP, SETS, WAYS, LINE, LANES32, LANES64, CORES}
+        self.used_names |= {CAP, SETS, WAYS, LINE, LANES32, LANES64, CORES, HUGE_PAGE}
         for op in kernel.body.walk():
             if isinstance(op, lp.LoadOp | lp.StoreOp) and op.memref in self.buffers:
                 b = self.buffers[op.memref]
@@ -287,7 +303,13 @@ class Reader:
                 assert isinstance(mt, MemRefType)
                 shape = [ex.const(n) for n in mt.get_shape()]
                 self.buffers[op.result] = Buffer(
-                    op.tensor_name.data, _elem_bytes(mt), shape, layout_order(mt), "temp", local=True
+                    op.tensor_name.data,
+                    _elem_bytes(mt),
+                    shape,
+                    layout_order(mt),
+                    "temp",
+                    local=True,
+                    registers=_in_registers(op),
                 )
             elif parent is not None:
                 self.read_op(op, parent)
@@ -398,7 +420,7 @@ class Reader:
         if parent is None:
             return False
         for st in loop.accesses:
-            if not st.store or st.buf.local:
+            if not st.store or st.buf.registers:
                 continue
             if not any(not a.store and a.buf is st.buf and a.dims == st.dims for a in loop.accesses):
                 continue
@@ -598,6 +620,78 @@ def _unit_or_invariant(a: Access, iv: str) -> bool:
         if d != inner or abs(k) != 1:
             return False
     return True
+
+
+def _strides(buf: Buffer) -> list[Expr]:
+    """Each logical dimension's stride in elements (storage order outermost first)."""
+    strides: list[Expr] = [ex.ONE] * len(buf.shape)
+    step = ex.ONE
+    for d in reversed(buf.order):
+        strides[d] = step
+        step = step * buf.shape[d]
+    return strides
+
+
+def _misaligned(a: Access, loop: Loop) -> Expr:
+    """1 where a vector access of `loop` may start off a multiple of its vector's size, else 0.
+
+    The first lane's offset in elements moves by (each loop variable's coefficient x its step x
+    the dimension's stride) and sits at (the constant and size terms x stride); if the gcd of all
+    of those is a multiple of the vector's lanes every access is aligned (the buffers themselves
+    are: irkit aligns temporaries and packs to 64 bytes, and documents say `align`).  A stencil's
+    `x + 1`, a row of `W + 2` elements or a tap loop's `x + s` make it 1."""
+    if not any(dim is not None and dim[0].get(loop.var) for dim in a.dims):
+        return ex.ZERO  # the same element every lane (an accumulator, a broadcast): no vector load
+    strides = _strides(a.buf)
+    g: Expr = ex.ZERO
+    for d, dim in enumerate(a.dims):
+        if dim is None:
+            return ex.ONE
+        coeffs, rest = dim
+        stride = strides[d]
+        for var, k in coeffs.items():
+            if var == loop.var:
+                continue
+            owner = _loop_of(loop, var)
+            step = owner.step if owner is not None else 1
+            g = ex.gcd(g, ex.const(abs(k * step)) * stride)
+            if owner is not None:  # where the variable starts (a tail's first tile, a stencil's 1)
+                start = ex.subs(owner.lb, {v: ex.ZERO for v in _loop_vars(owner)})
+                if not (start.is_const and start.value == 0):
+                    g = ex.gcd(g, start * stride * abs(k))
+        if not (rest.is_const and rest.value == 0):
+            g = ex.gcd(g, rest * stride)
+    # the vector loop's own start, where it is not an outer loop's variable (those are above)
+    start = ex.subs(loop.lb, {v: ex.ZERO for v in _loop_vars(loop)})
+    k_iv = 0
+    inner = a.buf.order[-1] if a.buf.order else 0
+    if a.dims and a.dims[inner] is not None:
+        k_iv = a.dims[inner][0].get(loop.var, 0)
+    if k_iv and not (start.is_const and start.value == 0):
+        g = ex.gcd(g, start)
+    if g.is_const and g.value == 0:
+        return ex.ZERO
+    hw_lanes = ex.sym(LANES64 if a.buf.elem == 8 else LANES32)
+    lanes = ex.min_(ex.const(loop.vector), hw_lanes) if loop.vector else hw_lanes
+    return ex.le(ex.mod(g, lanes), 0, 0, 1)
+
+
+def _loop_of(loop: Loop, var: str) -> Loop | None:
+    node: Loop | None = loop
+    while node is not None:
+        if node.var == var:
+            return node
+        node = node.parent
+    return None
+
+
+def _loop_vars(loop: Loop) -> dict[str, Loop]:
+    out = {}
+    node = loop.parent
+    while node is not None:
+        out[node.var] = node
+        node = node.parent
+    return out
 
 
 def _relaxed(kernel: func.FuncOp) -> bool:
@@ -820,8 +914,19 @@ def crowded_lines(box: Box) -> Expr:
     crowded = ex.le(lines, reach * ex.sym(WAYS), lines, ex.rdiv(lines * ex.sym(CAP), reach * ex.sym(WAYS)))
     # Only a cache whose sets span at most a page (L1: virtually indexed) sees the stride as
     # written; beyond a page, physical pages land anywhere and strided rows spread out.
-    crowded = ex.le(span, PAGE, crowded, lines)
+    crowded = ex.le(span, page_bytes(buf), crowded, lines)
     return ex.le(buf.shape[inner], box.widths[inner], lines, crowded)
+
+
+def page_bytes(buf: Buffer) -> Expr:
+    """The pages `buf` lives on: huge pages (the description's `huge_page`, where the host gives
+    them) for an input or output numpy allocates with at least NUMPY_HUGE_MIN bytes, else 4 KiB
+    (irkit's temporaries come from malloc: huge pages only where the host gives them to all).
+    Within a page, addresses keep their low bits physically: a cache whose sets span at most a
+    page sees a power-of-two stride crowd its rows into few sets."""
+    if buf.role == "temp" or buf.local:
+        return ex.const(PAGE)
+    return ex.le(buf.bytes(), NUMPY_HUGE_MIN - 1, PAGE, ex.max_(PAGE, ex.sym(HUGE_PAGE)))
 
 
 def _row_sets(buf: Buffer) -> Expr:
@@ -839,7 +944,7 @@ def column_sets(buf: Buffer) -> Expr:
     order = buf.order or list(range(len(buf.shape)))
     if len(order) < 2:
         return ex.sym(SETS)
-    return ex.le(ex.sym(SETS) * ex.sym(LINE), PAGE, _row_sets(buf), ex.sym(SETS))
+    return ex.le(ex.sym(SETS) * ex.sym(LINE), page_bytes(buf), _row_sets(buf), ex.sym(SETS))
 
 
 def _weight(buf: Buffer, select: str) -> Expr:
@@ -874,13 +979,35 @@ def _box_selected(b: Box, select: str, loop: Loop | None = None) -> bool:
     if select in ("strided", "serial"):
         order = b.buf.order or list(range(len(b.widths)))
         inner = b.widths[order[-1]]
-        if not (inner.is_const and inner.value == 1):
+        # a column, or a band at most half a line wide (a tile's edge, min(8, N - io)): each
+        # row's piece is a line of its own
+        widest = _const_bound(inner, b.buf)
+        if widest is None or widest * b.buf.elem * 2 > LINE_BYTES_MIN:
             return False
+        row = b.buf.shape[order[-1]]
+        if widest > 1 and row.is_const and row.value * b.buf.elem < LINE_BYTES_MIN:
+            return False  # rows shorter than a line share lines (a 3 x 3 filter): not a band
         if any(not (b.widths[d].is_const and b.widths[d].value == 1) for d in order[:-1]):
             return True
         moving = loop is not None and any(c is not None and c.get(loop.var) for c in b.coeffs)
         return moving and not (b.coeffs[order[-1]] or {}).get(loop.var if loop else "", 0)
     return True
+
+
+def _const_bound(e: Expr, buf: Buffer) -> float | None:
+    """The width `e` of a box of `buf` when the sizes are large and the loops at their first
+    iteration -- a tile's edge `min(8, N - io)` is 8 -- if that is a constant, else None (the
+    width grows with a size)."""
+    if e.is_const:
+        return e.value  # type: ignore[return-value]
+    sizes: set[str] = set()
+    for extent in buf.shape:
+        sizes |= extent.free()
+    big = ex.const(1 << 40)
+    value = ex.subs(e, {name: big if name in sizes else ex.ZERO for name in e.free()})
+    if not value.is_const or value.value >= 1 << 39:  # type: ignore[operator]
+        return None
+    return value.value  # type: ignore[return-value]
 
 
 def _access_selected(a: Access, loop: Loop, select: str) -> bool:
@@ -1007,7 +1134,7 @@ def instr_count(root: Loop, per_core: bool = True) -> dict[str, Expr]:
         if loop.flops:
             put("flop_lanes", ex.const(loop.flops))
         for a in loop.accesses:
-            if a.buf.local or a.hoisted:
+            if a.buf.registers or a.hoisted:
                 continue
             put("l1_bytes", ex.const(a.buf.elem))
             wide = "64" if a.buf.elem == 8 else ""
@@ -1020,6 +1147,10 @@ def instr_count(root: Loop, per_core: bool = True) -> dict[str, Expr]:
                 put("instr_mem" + wide + mark, ex.ONE)
                 if a.store:
                     put("instr_store" + wide + mark, ex.ONE)
+                if vectorised and not a.buf.local:
+                    off = _misaligned(a, loop)
+                    if not (off.is_const and off.value == 0):
+                        put("instr_mis" + wide + mark, off)
         if loop.chain:
             # Chains of successive entries are independent: the out-of-order window (`window`
             # instructions) runs 1 + window / (instructions of one entry's chain) of them at once.

@@ -130,6 +130,11 @@ def from_op(hw: d.HardwareOp, source: str) -> Hardware:
     tlb_miss = _seconds(top, "tlb_miss", frequency)
     if tlb_miss is not None:
         values["tlb_miss"] = tlb_miss
+    if "split_load" in top:
+        values["split_load"] = top["split_load"][0]
+    huge = base("huge_page")
+    if huge is not None:
+        values["huge_page"] = huge
     for key in ("add_latency", "fma_latency", "max_latency", "mul_latency", "div_latency"):  # cycles
         lat = top.get(key)
         if lat is not None:
@@ -162,6 +167,10 @@ def from_op(hw: d.HardwareOp, source: str) -> Hardware:
             values["dram_bandwidth_core"] = core
             if "overlap" in f:
                 values["dram_overlap"] = base("overlap", f)
+            for key in ("strided_miss", "conflict_miss"):  # a last level's misses, served by DRAM
+                v = _seconds(f, key, frequency)
+                if v is not None:
+                    values["dram_" + key] = v
             continue
         level = {
             "name": op.level.data,
@@ -180,6 +189,10 @@ def from_op(hw: d.HardwareOp, source: str) -> Hardware:
         for key in ("store_weight", "overlap"):  # fitted on calibration documents
             if key in f:
                 level[key] = base(key, f)
+        for key in ("strided_miss", "conflict_miss"):  # the level above's misses, served here
+            v = _seconds(f, key, frequency)
+            if v is not None:
+                level[key] = v
         effective = base("effective_size", f)
         level["effective_size"] = effective if effective is not None else level["size"]
         level["measured_capacity"] = effective is not None

@@ -46,6 +46,14 @@ MEMORY_OVERLAP = 0.5
 # load ports and one store port takes one store in the time of two loads.
 STORE_WEIGHT = 2.0
 
+# The extra L1 time of a vector access that crosses a cache line, in aligned
+# accesses (both lines are read).  A hardware figure (`split_load`, fitted by
+# `irkit calibrate` on a stream of misaligned loads); without it, 1.
+SPLIT_LOAD = 1.0
+# Instruction kinds that are L1 accesses (the L1 term prices them, not the FP pipes);
+# `mis`: the vector accesses among them that may start off their vector's alignment
+MEMORY_KINDS = ("mem", "store", "mem64", "store64", "mis", "mis64")
+
 # The share of a cache the model counts on holding a working set: caches are
 # not fully associative and hold other data too.  An assumption of the model,
 # not a hardware figure.
@@ -164,6 +172,29 @@ def l1_seconds(elem_bits, width, hw):
     return hw["simd"] / 8.0 / l1["bandwidth"]
 
 
+def miss_price(kind, i, hw):
+    """Seconds a `kind` miss ("strided_miss" or "conflict_miss") of level i costs when the level
+    below serves it: the top-level figure for L1's misses (served by L2), else the figure in the
+    serving level's block (`cache L3 { strided_miss ... }`, `dram { ... }`); None if unmeasured."""
+    levels = hw["levels"]
+    if i == 0:
+        return hw.get(kind)
+    own = levels[i + 1].get(kind) if i + 1 < len(levels) else hw.get("dram_" + kind)
+    # unmeasured (or no slower than the level above's, as a fit leaves out): the level above's
+    return own if own is not None else miss_price(kind, i - 1, hw)
+
+
+def deeper_misses(mm, i, hw):
+    """The extra wait of the lines a column walk misses at level i (i >= 1): each costs the next
+    level's miss figure instead of this level's.  Levels without the figures add nothing."""
+    extra = 0.0
+    for kind, lines in (("strided_miss", "strided_lines"), ("conflict_miss", "serial_lines")):
+        here, above = miss_price(kind, i, hw), miss_price(kind, i - 1, hw)
+        if here is not None and above is not None:
+            extra = extra + mm.get(lines, 0.0) * max(here - above, 0.0)
+    return extra
+
+
 def _sets(level, line):
     """Sets of a cache level: lines / ways (a description without `ways`: fully associative)."""
     if level.get("ways"):
@@ -203,6 +234,7 @@ def price(nests, kernel_terms, env, hw, cold=False):
     base = dict(env)
     base.update({"line": line, "lanes32": lanes32, "lanes64": hw["simd"] / 64.0, "cores": float(hw["cores"])})
     base["window"] = float(hw.get("ooo_window", 0.0))
+    base["huge_page"] = float(hw.get("huge_page", PAGE_BYTES))  # the pages large numpy arrays get
     kernel_wide = kernel_terms(base)
     kernel_bytes = kernel_wide["kernel_bytes"]
     overlap = {lv["name"]: lv["overlap"] for lv in levels[1:] if "overlap" in lv}
@@ -222,7 +254,8 @@ def price(nests, kernel_terms, env, hw, cold=False):
         active = np.maximum(t.get("active", 1.0), 1.0)
         # In-core work by the unit that runs it: the FP pipes (adds, multiplies, FMAs, min/max, and
         # the polynomial exp), the divider (divisions, square roots: a separate, partly pipelined
-        # unit the FP pipes work beside), and C library calls (a call serialises its loop).
+        # unit the FP pipes work beside), and C library calls (a call serialises its loop and runs
+        # on the pipes; the divider goes on beside it: sqrtf(x) next to expf(x) costs the call).
         busy = {"fp": 0.0, "divider": 0.0, "call": 0.0}
         slots = 0.0  # L1 time of the loads and stores, in seconds
         for key, value in t.items():
@@ -230,11 +263,11 @@ def price(nests, kernel_terms, env, hw, cold=False):
             if parsed is None:
                 continue
             kind, elem_bits, width = parsed
-            if kind in ("mem", "store", "mem64", "store64"):
+            if kind in MEMORY_KINDS:
                 continue
             unit = UNIT_OF.get(kind, "fp")
             busy[unit] = busy[unit] + value * instruction_seconds(kind, elem_bits, width, hw)
-        compute = np.maximum(busy["fp"], busy["divider"]) + busy["call"]
+        compute = np.maximum(busy["fp"] + busy["call"], busy["divider"])
         for key, value in t.items():
             parsed = instruction_key(key)
             if parsed is None or parsed[0] not in ("mem", "mem64"):
@@ -246,6 +279,17 @@ def price(nests, kernel_terms, env, hw, cold=False):
             weight = levels[0].get("store_weight", STORE_WEIGHT)
             weighted = (value - stores + weight * stores) * 3.0 / (2.0 + weight)
             slots = slots + weighted * l1_seconds(elem_bits, width, hw)
+        # vector accesses that may start off their vector's alignment: the share of them that
+        # crosses a line (a b-byte vector at a random element offset: b / line) costs `split_load`
+        # more aligned accesses each
+        split = hw.get("split_load", SPLIT_LOAD)
+        for key, value in t.items():
+            parsed = instruction_key(key)
+            if parsed is None or parsed[0] not in ("mis", "mis64"):
+                continue
+            _, elem_bits, width = parsed
+            crossing = min(1.0, width_bits(elem_bits, width, hw) / 8.0 / line)
+            slots = slots + value * crossing * split * l1_seconds(elem_bits, width, hw)
         chain_cycles = 0.0
         for key, value in t.items():
             if key.startswith("chain_"):
@@ -270,10 +314,11 @@ def price(nests, kernel_terms, env, hw, cold=False):
             tt = fill_terms(level_env)
             if i == 0:  # strided misses (a column read element by element) wait for their lines
                 mm = miss_terms(level_env)
-                strided = np.maximum(
-                    mm.get("strided_lines", 0.0) * hw.get("strided_miss", 0.0),
-                    mm.get("serial_lines", 0.0) * hw.get("conflict_miss", 0.0),
-                )
+                serial = mm.get("serial_lines", 0.0) * hw.get("conflict_miss", 0.0)
+                strided = np.maximum(mm.get("strided_lines", 0.0) * hw.get("strided_miss", 0.0), serial)
+            else:  # (a kernel this level holds whole misses nothing here between warm calls)
+                held = (not cold) & (kernel_bytes <= lv.get("effective_size", lv["size"]) * share)
+                strided = strided + np.where(held, 0.0, deeper_misses(miss_terms(level_env), i, hw))
             # fills, and write-backs of stored lines; streamed lines skip the caches and
             # reach DRAM once
             streamed = tt.get("streamed_lines", 0.0) / active

@@ -47,6 +47,7 @@ from pathlib import Path
 from irkit.calibrate import CalibrateError, fit, measure, plausible
 from irkit.calibrate.checked import Checked
 from irkit.calibrate.detect import Host
+from irkit.calibrate.detect import huge_page_bytes as detect_huge_page
 from irkit.calibrate.measure import Calibrator, Progress, Result, Settings
 from irkit.diagnostics import DiagnosticError
 
@@ -284,6 +285,10 @@ def _calibrate(args: argparse.Namespace, progress: Progress) -> int:
         )
         return writer.render(spec)
 
+    # The pages numpy's large arrays live on decide which caches see a power-of-two stride
+    huge = detect_huge_page()
+    if huge is not None:
+        checked.values["huge_page"] = float(huge)
     # The figures fitted on calibration documents need the measured ones priced first.
     fits = _fits(describe(checked.values, []), cflags, bool(args.quick), progress)
     for f in fits:

@@ -1,0 +1,216 @@
+"""The cost model's memory-side terms added for hosts it had not seen (issue 15, item 4).
+
+- misaligned vector loads: a stencil's `x + 1` or rows of `W + 2` elements cross lines;
+- locals: a register tile costs no loads, a tail's stack array is L1 traffic and a carried
+  accumulator;
+- the divider works beside a C library call;
+- huge pages: numpy's large arrays let an L2 see a power-of-two stride;
+- misses beyond L2: a column walk's lines served by L3 or DRAM cost those levels' figures;
+- the description fields these need, printed, parsed and checked.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from irkit.calibrate import fit
+from irkit.calibrate.detect import huge_page_bytes
+from irkit.perf import load_hardware, predict, runtime
+from irkit.perf.predict import cost_model
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+
+HW_TEXT = """hardware memhw {
+  cores 2
+  simd 256 bits
+  frequency 3 GHz
+  flops_f32 96 GFLOP/s
+  flops_f64 48 GFLOP/s
+  div_f32 16 GFLOP/s
+  sqrt_f32 16 GFLOP/s
+  sqrt_f32_scalar 1 GFLOP/s
+  exp_f32 8 GFLOP/s
+  libm_exp_f32 0.5 GFLOP/s
+  fp_latency 4 cycles
+  store_forward 10 cycles
+  strided_miss 1 ns
+  conflict_miss 3 ns
+  cache L1 { size 32 KiB; line 64 B; bandwidth 200 GB/s; ways 8 }
+  cache L2 { size 1 MiB; line 64 B; bandwidth 100 GB/s; ways 8 }
+  cache L3 { size 32 MiB; line 64 B; bandwidth 50 GB/s; shared 2; ways 16 }
+  dram { bandwidth 40 GB/s; bandwidth_core 25 GB/s }
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def hw(tmp_path_factory):
+    path = tmp_path_factory.mktemp("hw") / "memhw.hw"
+    path.write_text(HW_TEXT)
+    return load_hardware(path)
+
+
+def with_values(hw, **values):
+    return dataclasses.replace(hw, values={**hw.values, **values})
+
+
+def core_terms(text: str, tmp_path: Path, sizes: dict[str, int]) -> dict[str, float]:
+    """The summed core terms (instruction counts) of a document's nests at `sizes`."""
+    doc = tmp_path / "doc.design"
+    doc.write_text(text)
+    model, _, _ = cost_model(doc)
+    env = {k: np.float64(v) for k, v in sizes.items()}
+    env.update(line=64.0, lanes32=8.0, lanes64=4.0, cores=2.0, window=0.0, huge_page=4096.0)
+    out: dict[str, float] = {}
+    for _, core, _, _ in model._nests:
+        for k, v in core(env).items():
+            out[k] = out.get(k, 0.0) + float(np.asarray(v))
+    return out
+
+
+def _stencil(offset: str, columns: str) -> str:
+    return (
+        "design st {\n  sizes { R = 4, N = 256 }\n"
+        f"  tensor x : f32[R, {columns}] input\n  tensor y : f32[R, N] output\n"
+        f"  y[r, i] = x[r, i{offset}] * 2\n"
+        "  layout { x : row_major align 64; y : row_major align 64 }\n"
+        "  schedule y { vectorize i by 8 }\n}\n"
+    )
+
+
+def test_offsets_off_the_vector_make_loads_misaligned(tmp_path):
+    aligned = core_terms(_stencil("", "N"), tmp_path, {"R": 4, "N": 256})
+    shifted = core_terms(_stencil(" + 1", "N + 8"), tmp_path, {"R": 4, "N": 256})
+    odd_rows = core_terms(_stencil("", "N + 2"), tmp_path, {"R": 4, "N": 256})
+    assert sum(v for k, v in aligned.items() if k.startswith("instr_mis")) == 0
+    assert shifted["instr_mis_v8"] == pytest.approx(4 * 256 / 8)  # every load of x
+    assert odd_rows["instr_mis_v8"] == pytest.approx(4 * 256 / 8)  # rows of N + 2 floats
+    # rows of N + 8: aligned again at N = 256 (the gcd is evaluated at the sizes)
+    eight = core_terms(_stencil("", "N + 8"), tmp_path, {"R": 4, "N": 256})
+    assert eight["instr_mis_v8"] == 0
+
+
+def test_an_accumulator_is_not_a_misaligned_load(tmp_path):
+    terms = core_terms((EXAMPLES / "rowsum.design").read_text(), tmp_path, {"M": 64, "N": 256})
+    assert terms.get("instr_mis_v16", 0.0) == 0
+
+
+def test_misaligned_loads_cost_split_load_in_l1(hw, tmp_path):
+    doc = tmp_path / "s.design"
+    doc.write_text(_stencil(" + 1", "N + 8"))
+    sizes = {"R": 4, "N": 256}
+    none = predict(doc, sizes, with_values(hw, split_load=0.0)).breakdown["L1"]
+    two = predict(doc, sizes, with_values(hw, split_load=2.0)).breakdown["L1"]
+    # 128 loads of 32 B, half of them crossing a line, each crossing 2 more loads' time
+    one_load = 32 / hw.values["levels"][0]["bandwidth"]
+    assert two - none == pytest.approx(128 * 0.5 * 2 * one_load, rel=1e-6)
+
+
+def test_a_tail_stack_local_is_l1_traffic_but_a_register_tile_is_not(tmp_path):
+    conv = (EXAMPLES / "conv2d.design").read_text()
+    tiled = core_terms(conv, tmp_path, {"N": 1, "C": 8, "F": 4, "H": 8, "W": 56})
+    tail = core_terms(conv, tmp_path, {"N": 1, "C": 8, "F": 4, "H": 8, "W": 28})
+    assert tiled.get("carry", 0.0) == 0  # 56 columns: 7 vector registers of 8, no reloads
+    assert tail["carry"] > 0  # 28 columns: the tail's O_acc arrays, reloaded every (c, r, s)
+
+
+def test_the_divider_runs_beside_a_library_call(hw, tmp_path):
+    doc = tmp_path / "e.design"
+    doc.write_text(
+        "design e {\n  sizes { N = 4096 }\n  tensor x : f32[N] input\n  tensor y : f32[N] output\n"
+        "  y[i] = exp(x[i]) + sqrt(x[i])\n}\n"
+    )
+    p = predict(doc, {"N": 4096}, hw)
+    calls = 4096 / hw.values["libm_exp_f32"]
+    roots = 4096 / hw.values["sqrt_f32_w"][32]
+    assert calls > roots
+    assert calls <= p.breakdown["compute"] < calls + roots
+
+
+def test_huge_pages_let_l2_see_a_power_of_two_stride(hw, tmp_path):
+    text = (EXAMPLES / "transpose.design").read_text()
+    doc = tmp_path / "t.design"
+    doc.write_text(text.split("  # Loops of transpose")[0] + "  hardware generic\n}\n")
+    sizes = {"M": 4096, "N": 4096}
+    deep = with_values(hw, dram_strided_miss=8e-9)
+    small = predict(doc, sizes, deep)
+    huge = predict(doc, sizes, with_values(deep, huge_page=2.0 * 1024 * 1024))
+    assert huge.seconds > 1.5 * small.seconds  # A's column crowds L2's and L3's sets: DRAM waits
+
+
+def test_a_miss_price_falls_back_to_the_level_above(hw):
+    values = {**hw.values, "dram_strided_miss": 9e-9}
+    assert runtime.miss_price("strided_miss", 0, values) == 1e-9  # L1's misses, served by L2
+    assert runtime.miss_price("strided_miss", 1, values) == 1e-9  # L3 has no figure: L2's
+    assert runtime.miss_price("strided_miss", 2, values) == 9e-9  # the last level's: DRAM's
+    mm = {"strided_lines": 100.0, "serial_lines": 0.0}
+    assert runtime.deeper_misses(mm, 2, values) == pytest.approx(100 * 8e-9)
+    assert runtime.deeper_misses(mm, 1, values) == 0.0
+
+
+def test_new_fields_parse_print_and_are_checked(tmp_path):
+    from irkit.calibrate import writer
+
+    text = HW_TEXT.replace("  strided_miss 1 ns\n", "  strided_miss 1 ns\n  split_load 1.3\n  huge_page 2 MiB\n")
+    text = text.replace("ways 16 }", "ways 16; strided_miss 2 ns; conflict_miss 40 ns }")
+    text = text.replace("bandwidth_core 25 GB/s }", "bandwidth_core 25 GB/s; strided_miss 7 ns }")
+    path = tmp_path / "new.hw"
+    path.write_text(text)
+    v = load_hardware(path).values
+    assert v["split_load"] == 1.3 and v["huge_page"] == 2 * 1024 * 1024
+    l3 = v["levels"][2]
+    assert l3["strided_miss"] == pytest.approx(2e-9) and l3["conflict_miss"] == pytest.approx(40e-9)
+    assert v["dram_strided_miss"] == pytest.approx(7e-9)
+    assert writer.describe(1.25, writer.FIELD_FAMILY["split_load"]) == "1.25"
+
+
+@pytest.mark.parametrize(
+    "edit, refusal",
+    [
+        (("  strided_miss 1 ns\n", "  strided_miss 1 ns\n  split_load 40\n"), "split_load"),
+        (("  strided_miss 1 ns\n", "  strided_miss 1 ns\n  huge_page 3000 B\n"), "huge_page"),
+        (("bandwidth_core 25 GB/s }", "bandwidth_core 25 GB/s; strided_miss 5 us }"), "strided_miss"),
+    ],
+)
+def test_the_checker_refuses_implausible_new_fields(tmp_path, edit, refusal):
+    from irkit.diagnostics import DiagnosticError
+
+    path = tmp_path / "bad.hw"
+    path.write_text(HW_TEXT.replace(*edit))
+    with pytest.raises(DiagnosticError) as err:
+        load_hardware(path)
+    assert refusal in str(err.value)
+
+
+def test_huge_pages_are_read_from_the_kernel_settings(tmp_path):
+    thp, meminfo = tmp_path / "enabled", tmp_path / "meminfo"
+    meminfo.write_text("MemTotal: 100 kB\nHugepagesize:    2048 kB\n")
+    thp.write_text("always [madvise] never\n")
+    assert huge_page_bytes(thp, meminfo) == 2 * 1024 * 1024
+    thp.write_text("always madvise [never]\n")
+    assert huge_page_bytes(thp, meminfo) is None
+    assert huge_page_bytes(tmp_path / "missing", meminfo) is None
+
+
+def test_the_fit_documents_price_what_they_measure(hw, tmp_path):
+    """split_load's document is all misaligned loads; the band walk's lines are strided at
+    every level it misses; the deep-miss cases size themselves to the levels."""
+    split = fit.split_case()
+    terms = core_terms(split.document, tmp_path, split.sizes)
+    assert sum(v for k, v in terms.items() if k.startswith("instr_mis")) > 0
+    cases = fit.deep_miss_cases(hw.values["levels"])
+    assert [c.figure for c in cases] == ["L3.strided_miss", "dram.strided_miss"]
+    l3, dram = cases
+    assert l3.sizes["P"] * l3.sizes["Q"] * 64 <= 0.5 * 32 * 1024 * 1024  # stays in L3 ...
+    assert l3.sizes["P"] * l3.sizes["Q"] * 64 >= 2 * 1024 * 1024  # ... not in L2
+    assert dram.sizes["P"] * dram.sizes["Q"] * 64 >= 4 * 32 * 1024 * 1024 * 0.99
+    band = tmp_path / "band.design"
+    band.write_text(dram.document)
+    p = predict(band, dram.sizes, with_values(hw, dram_strided_miss=1e-8))
+    q = predict(band, dram.sizes, with_values(hw, dram_strided_miss=2e-8))
+    assert q.seconds - p.seconds == pytest.approx(dram.sizes["P"] * dram.sizes["Q"] * 1e-8, rel=0.05)
