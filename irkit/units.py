@@ -111,6 +111,8 @@ TOP_FIELDS: dict[str, tuple[str, bool]] = {
     # ... what a vector access that crosses a cache line costs the L1 beyond an aligned one, in
     # aligned accesses ...
     "split_load": ("count", False),
+    "split_load_256": ("count", False),  # ... for explicit 256-bit vectors on a wider core
+    "split_load_128": ("count", False),
     # The pages numpy's large arrays get (transparent huge pages: 2 MiB where the host gives them).
     "huge_page": ("bytes", False),
 }

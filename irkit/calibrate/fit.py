@@ -117,17 +117,21 @@ def tlb_case(entries: int) -> FitCase:
     )  # fmt: skip
 
 
-def split_case() -> FitCase:
-    """Vector loads that start off their vector's alignment (`x[r, i + 1]`, rows of N + 8): the
-    share of them that crosses a line costs `split_load` aligned loads more."""
+def split_case(lanes: int | None = None) -> FitCase:
+    """Vector loads that start off their vector's alignment (`x[r, i + 1]`, rows of N + 8): each
+    costs `split_load` aligned loads more (`lanes`: f32 lanes of explicit narrower vectors, whose
+    figure is `split_load_<bits>`; None: the full width)."""
+    vector = f"vectorize i by {lanes}" if lanes else "vectorize i"
     doc = (
         "design cal_split {\n  sizes { R = 2, N = 512 }\n  tensor x : f32[R, N + 8] input\n"
         "  tensor y : f32[R, N] output\n  y[r, i] = x[r, i + 1] + x[r, i + 2] + x[r, i + 3] + x[r, i + 5]\n"
-        "  layout { x : row_major align 64; y : row_major align 64 }\n  schedule y { vectorize i }\n}\n"
+        f"  layout {{ x : row_major align 64; y : row_major align 64 }}\n  schedule y {{ {vector} }}\n}}\n"
     )
+    figure = f"split_load_{lanes * 32}" if lanes else "split_load"
+    width = f"{lanes * 32}-bit" if lanes else "full-width"
     return FitCase(
-        "split_load", doc, {"R": 2, "N": 512}, 0.0, 16.0,
-        "4 misaligned vector loads and an aligned store an element, in L1",
+        figure, doc, {"R": 2, "N": 512}, 0.0, 16.0,
+        f"4 misaligned {width} vector loads and an aligned store an element, in L1",
     )  # fmt: skip
 
 
@@ -444,11 +448,12 @@ def plan(hardware, quick: bool = False) -> list[FitStep]:
     # weights 1 to 4, within this host's run-to-run noise, so a fit says more about the noise
     # than about the store port (stream_cases' first case; the model keeps its documented 2).
     steps = [
-        FitStep("chain latencies (add, FMA, max)", cases(*chains[:3])),
+        FitStep("chain latencies (add, FMA, max)", lambda hw, cflags: [f for c in chains[:3] for f in median_of(c)(hw, cflags)]),
         FitStep("out-of-order window, overlapping chains", median_of(chains[3])),
     ]
     steps += [FitStep(f"{c.figure.split('.')[0]} overlap with the core's work", median_of(c)) for c in streams[1:]]
-    steps.append(FitStep("misaligned vector loads", median_of(split_case())))
+    splits = [split_case()] + ([split_case(8)] if values["simd"] > 256 else [])
+    steps.append(FitStep("misaligned vector loads", lambda hw, cflags: [f for c in splits for f in median_of(c)(hw, cflags)]))
     deep = deep_miss_cases(values["levels"])
     if not quick and deep:
         steps.append(FitStep("strided misses beyond L2", cases(*deep)))

@@ -127,6 +127,8 @@ FIELD_FAMILY = {
     "store_weight": "number",
     "overlap": "number",
     "split_load": "number",
+    "split_load_256": "number",
+    "split_load_128": "number",
 }
 
 
@@ -206,6 +208,7 @@ TOP_MEASURED = (
     "tlb_entries",
     "tlb_miss",
     "split_load",
+    "split_load_256",
     "huge_page",
 )
 

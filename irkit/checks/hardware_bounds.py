@@ -25,7 +25,7 @@ lists the same bounds.
   `parallel_overhead`, `call_overhead` at most 100 ms; the fitted chain latencies
   (`add_latency` ...) 0.25-64 cycles, `ooo_window` at most 10,000 instructions,
   `tlb_entries` 4 to 2^20 pages, `tlb_miss` at most 1 us, `store_weight` 0.1-16,
-  `overlap` (a cache level's, DRAM's) 0-1, `split_load` 0-16 accesses, a level's or
+  `overlap` (a cache level's, DRAM's) 0-1, `split_load[_256|_128]` 0-16 accesses, a level's or
   DRAM's `strided_miss` and `conflict_miss` at most 2 us; `huge_page` a power of two
   within 4 KiB-1 GiB;
 - **sizes** a `line` a power of two within 16-1024 B; every cache level at least
@@ -218,9 +218,10 @@ class _Checker:
         s = None if f is None else self.seconds(f)
         if f is not None and s is not None and not 0 <= s <= MAX_TLB_MISS:
             self.refuse(f, what, "a page walk takes at most 1 us")
-        f = top.get("split_load")
-        if f is not None and not SPLIT_LOAD[0] <= f.base <= SPLIT_LOAD[1]:
-            self.refuse(f, what, f"a line-crossing access costs {SPLIT_LOAD[0]:g}-{SPLIT_LOAD[1]:g} aligned ones more")
+        for key in ("split_load", "split_load_256", "split_load_128"):
+            f = top.get(key)
+            if f is not None and not SPLIT_LOAD[0] <= f.base <= SPLIT_LOAD[1]:
+                self.refuse(f, what, f"a misaligned access costs {SPLIT_LOAD[0]:g}-{SPLIT_LOAD[1]:g} aligned ones more")
         f = top.get("huge_page")
         if f is not None:
             n = int(f.base)

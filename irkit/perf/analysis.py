@@ -350,6 +350,8 @@ class Reader:
             for result in op.map.data.results:
                 form = lp.linear_form(result)
                 if form is None:
+                    form = _rounded_linear_form(result)
+                if form is None:
                     dims.append(None)
                     continue
                 coeffs: dict[str, int] = {}
@@ -818,7 +820,29 @@ def boxes(root: Loop, include_root: bool) -> list[Box]:
                 present,
             )
         )
-    return out
+    return _merge_same(out, spans)
+
+
+def _merge_same(out: list[Box], spans: dict[str, Expr]) -> list[Box]:
+    """One box for the accesses of sibling loops that cover the same elements (softmax's passes
+    over a row: each pass's `j` is its own variable, so their groups differ, but the boxes have
+    the same widths and move with the same outer variables): counting each would move the row
+    once per pass."""
+    merged: dict[tuple, Box] = {}
+    for b in out:
+        outer = tuple(
+            None if c is None else tuple(sorted((v, k) for v, k in c.items() if v not in spans)) for c in b.coeffs
+        )
+        if any(c is None for c in b.coeffs):
+            merged[(id(b), None)] = b
+            continue
+        key = (id(b.buf), tuple(ex.to_text(w) for w in b.widths), outer)
+        seen = merged.get(key)
+        if seen is None:
+            merged[key] = b
+            continue
+        merged[key] = Box(b.buf, b.widths, b.stored or seen.stored, seen.coeffs, ex.max_(seen.present, b.present))
+    return list(merged.values())
 
 
 def _runs(a: Access, root: Loop) -> Expr:
@@ -992,6 +1016,38 @@ def _box_selected(b: Box, select: str, loop: Loop | None = None) -> bool:
         moving = loop is not None and any(c is not None and c.get(loop.var) for c in b.coeffs)
         return moving and not (b.coeffs[order[-1]] or {}).get(loop.var if loop else "", 0)
     return True
+
+
+def _rounded_linear_form(expr: AffineExpr) -> tuple[dict[int, int], int] | None:
+    """A linear stand-in for an index with floor/ceil divisions or remainders by constants (a
+    packed panel's `1530 * ((ii - io) floordiv 6)`): `e floordiv c` as e / c (coefficients
+    rounded, at least 1 where e's is not 0), `e mod c` as e.  Its boxes span about what the
+    index does -- not the whole buffer, as an unknown index would."""
+    if isinstance(expr, AffineConstantExpr | AffineDimExpr):
+        return lp.linear_form(expr)
+    if not isinstance(expr, AffineBinaryOpExpr):
+        return None
+    lhs, rhs = _rounded_linear_form(expr.lhs), _rounded_linear_form(expr.rhs)
+    if lhs is None or rhs is None:
+        return None
+    kind = expr.kind
+    if kind == AffineBinaryOpKind.Add:
+        terms = dict(lhs[0])
+        for dim, k in rhs[0].items():
+            terms[dim] = terms.get(dim, 0) + k
+        return {dim: k for dim, k in terms.items() if k}, lhs[1] + rhs[1]
+    if kind == AffineBinaryOpKind.Mul and (not lhs[0] or not rhs[0]):
+        (terms, const), k = (rhs, lhs[1]) if not lhs[0] else (lhs, rhs[1])
+        return {dim: c * k for dim, c in terms.items() if c * k}, const * k
+    if rhs[0] or rhs[1] <= 0:
+        return None
+    c = rhs[1]
+    if kind in (AffineBinaryOpKind.FloorDiv, AffineBinaryOpKind.CeilDiv):
+        scaled = {dim: (round(k / c) or (1 if k > 0 else -1)) for dim, k in lhs[0].items()}
+        return scaled, lhs[1] // c
+    if kind == AffineBinaryOpKind.Mod:
+        return dict(lhs[0]), 0
+    return None
 
 
 def _const_bound(e: Expr, buf: Buffer) -> float | None:

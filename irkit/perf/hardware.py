@@ -132,6 +132,9 @@ def from_op(hw: d.HardwareOp, source: str) -> Hardware:
         values["tlb_miss"] = tlb_miss
     if "split_load" in top:
         values["split_load"] = top["split_load"][0]
+    for bits in (256, 128):
+        if f"split_load_{bits}" in top:
+            values[f"split_load_{bits}"] = top[f"split_load_{bits}"][0]
     huge = base("huge_page")
     if huge is not None:
         values["huge_page"] = huge

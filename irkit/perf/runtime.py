@@ -172,6 +172,21 @@ def l1_seconds(elem_bits, width, hw):
     return hw["simd"] / 8.0 / l1["bandwidth"]
 
 
+def split_cost(bits, hw):
+    """Extra aligned accesses a misaligned vector access of `bits` costs: the figure measured at
+    that width (`split_load` at the full width, `split_load_256` ...), else the full width's
+    scaled by the share of such accesses that cross a line (a b-byte vector at a random element
+    offset crosses in b / line of its executions; a full 64-byte one always), else SPLIT_LOAD."""
+    if bits >= hw["simd"] and "split_load" in hw:
+        return hw["split_load"]
+    measured = hw.get(f"split_load_{int(bits)}")
+    if measured is not None:
+        return measured
+    full = hw.get("split_load", SPLIT_LOAD)
+    line = float(hw["line"])
+    return full * min(1.0, bits / 8.0 / line) / min(1.0, hw["simd"] / 8.0 / line)
+
+
 def miss_price(kind, i, hw):
     """Seconds a `kind` miss ("strided_miss" or "conflict_miss") of level i costs when the level
     below serves it: the top-level figure for L1's misses (served by L2), else the figure in the
@@ -279,17 +294,15 @@ def price(nests, kernel_terms, env, hw, cold=False):
             weight = levels[0].get("store_weight", STORE_WEIGHT)
             weighted = (value - stores + weight * stores) * 3.0 / (2.0 + weight)
             slots = slots + weighted * l1_seconds(elem_bits, width, hw)
-        # vector accesses that may start off their vector's alignment: the share of them that
-        # crosses a line (a b-byte vector at a random element offset: b / line) costs `split_load`
-        # more aligned accesses each
-        split = hw.get("split_load", SPLIT_LOAD)
+        # vector accesses that may start off their vector's alignment cost split_load(width) more
+        # aligned accesses each
         for key, value in t.items():
             parsed = instruction_key(key)
             if parsed is None or parsed[0] not in ("mis", "mis64"):
                 continue
             _, elem_bits, width = parsed
-            crossing = min(1.0, width_bits(elem_bits, width, hw) / 8.0 / line)
-            slots = slots + value * crossing * split * l1_seconds(elem_bits, width, hw)
+            bits = width_bits(elem_bits, width, hw)
+            slots = slots + value * split_cost(bits, hw) * l1_seconds(elem_bits, width, hw)
         chain_cycles = 0.0
         for key, value in t.items():
             if key.startswith("chain_"):

@@ -106,9 +106,16 @@ def test_misaligned_loads_cost_split_load_in_l1(hw, tmp_path):
     sizes = {"R": 4, "N": 256}
     none = predict(doc, sizes, with_values(hw, split_load=0.0)).breakdown["L1"]
     two = predict(doc, sizes, with_values(hw, split_load=2.0)).breakdown["L1"]
-    # 128 loads of 32 B, half of them crossing a line, each crossing 2 more loads' time
+    # 128 misaligned loads of a full (256-bit) vector, each 2 more loads' time
     one_load = 32 / hw.values["levels"][0]["bandwidth"]
-    assert two - none == pytest.approx(128 * 0.5 * 2 * one_load, rel=1e-6)
+    assert two - none == pytest.approx(128 * 2 * one_load, rel=1e-6)
+
+
+def test_a_narrower_misaligned_load_costs_its_own_figure_or_its_crossings(hw):
+    wide = {**hw.values, "simd": 512.0, "split_load": 1.0}
+    assert runtime.split_cost(512, wide) == 1.0
+    assert runtime.split_cost(256, wide) == pytest.approx(0.5)  # crosses a line half the time
+    assert runtime.split_cost(256, {**wide, "split_load_256": 0.7}) == 0.7
 
 
 def test_a_tail_stack_local_is_l1_traffic_but_a_register_tile_is_not(tmp_path):
