@@ -1168,9 +1168,10 @@ class NestTerms:
     terms: dict[str, Expr]
 
 
-def instr_count(root: Loop, per_core: bool = True) -> dict[str, Expr]:
+def instr_count(root: Loop, per_core: bool = True, only: Loop | None = None) -> dict[str, Expr]:
     """Totals of one execution of `root`: instructions by kind, flops, L1 bytes and chain
-    iterations -- for the busiest core, or (per_core False) for all cores together."""
+    iterations -- for the busiest core, or (per_core False) for all cores together.  `only`: the
+    work of that one loop alone (its own body, as many times as the loops around it run it)."""
 
     def body(loop: Loop) -> dict[str, Expr]:
         res: dict[str, Expr] = {}
@@ -1179,17 +1180,20 @@ def instr_count(root: Loop, per_core: bool = True) -> dict[str, Expr]:
             res[key] = res.get(key, ex.ZERO) + value
 
         for child in loop.loops:
+            if only is not None and not _holds(child, only):
+                continue
             for k, v in body(child).items():
                 put(k, v)
+        direct = only is None or loop is only
         vectorised = not loop.loops and bool(loop.vector or loop.auto_vector)
         # The direct work of one iteration.  Instructions of a vector loop are marked `_vec` until
         # they are counted in chunks below; all others are scalar (`_s`).
         mark = VECTOR_MARK if vectorised else SCALAR
-        for kind, count in loop.ops.items():
+        for kind, count in loop.ops.items() if direct else ():
             put("instr_" + kind + mark, ex.const(count))
-        if loop.flops:
+        if direct and loop.flops:
             put("flop_lanes", ex.const(loop.flops))
-        for a in loop.accesses:
+        for a in loop.accesses if direct else ():
             if a.buf.registers or a.hoisted:
                 continue
             put("l1_bytes", ex.const(a.buf.elem))
@@ -1207,7 +1211,7 @@ def instr_count(root: Loop, per_core: bool = True) -> dict[str, Expr]:
                     off = _misaligned(a, loop)
                     if not (off.is_const and off.value == 0):
                         put("instr_mis" + wide + mark, off)
-        if loop.chain:
+        if direct and loop.chain:
             # Chains of successive entries are independent: the out-of-order window (`window`
             # instructions) runs 1 + window / (instructions of one entry's chain) of them at once.
             steps = _chain_steps(loop)
@@ -1216,7 +1220,7 @@ def instr_count(root: Loop, per_core: bool = True) -> dict[str, Expr]:
             for cls, count in (loop.chain_kinds or {"add": loop.chain}).items():
                 put("chain_" + cls, ex.rdiv(ex.const(count), in_flight))
         n = loop.core_trips() if per_core else loop.trips()
-        if loop.carry:
+        if direct and loop.carry:
             res["carry"] = ex.const(loop.carry)
             res["carry_steps"] = ex.ONE
         summed: dict[str, Expr] = {}
@@ -1245,6 +1249,40 @@ def instr_count(root: Loop, per_core: bool = True) -> dict[str, Expr]:
         if extra is not None:
             key = "instr_" + kind + SCALAR
             out[key] = out.get(key, ex.ZERO) + extra
+    return out
+
+
+def _holds(loop: Loop, inner: Loop) -> bool:
+    """Is `inner` the loop itself or inside it?"""
+    node: Loop | None = inner
+    while node is not None:
+        if node is loop:
+            return True
+        node = node.parent
+    return False
+
+
+# Core terms that are priced per innermost loop when a nest has several (`part<k>_<term>`):
+# each loop runs at its own bottleneck, one after the other (softmax's max pass is a chain, its
+# exp pass compute), so the nest's in-core time is the sum of their maxima, not the maximum of
+# their sums.
+PART_PREFIX = "part"
+
+
+def _is_core_count(key: str) -> bool:
+    return key.startswith(("instr_", "chain_")) or key in ("carry", "carry_steps")
+
+
+def part_terms(root: Loop) -> dict[str, Expr]:
+    """`part<k>_<term>` for each innermost loop with work, where the nest has more than one."""
+    leaves = [lp_ for lp_ in root.walk() if not lp_.loops and (lp_.ops or lp_.accesses)]
+    if len(leaves) < 2:
+        return {}
+    out: dict[str, Expr] = {}
+    for k, leaf in enumerate(leaves):
+        for key, value in instr_count(root, only=leaf).items():
+            if _is_core_count(key):
+                out[f"{PART_PREFIX}{k}_{key}"] = value
     return out
 
 
@@ -1283,6 +1321,7 @@ def kernel_terms(kernel: func.FuncOp) -> tuple[list[NestTerms], dict[str, Expr],
     nests: list[NestTerms] = []
     for root in top:
         terms: dict[str, Expr] = instr_count(root)
+        terms.update(part_terms(root))
         terms["flops"] = instr_count(root, per_core=False).get("flop_lanes", ex.ZERO)
         parallel = [lp_ for lp_ in root.walk() if lp_.parallel]
         if parallel:

@@ -227,6 +227,14 @@ def gcd(a: Expr | int, b: Expr | int) -> Expr:
     a, b = lift(a), lift(b)
     if _both_const(a, b):
         return const(math.gcd(int(a.value), int(b.value)))  # type: ignore[arg-type]
+    if (a.is_const and abs(a.value) == 1) or (b.is_const and abs(b.value) == 1):
+        return const(1)
+    if a.is_const and a.value == 0:
+        return b
+    if b.is_const and b.value == 0:
+        return a
+    if a is b or (b.op == "gcd" and a in b.args) or (a.op == "gcd" and b in a.args):
+        return b if b.op == "gcd" else a
     return Expr("gcd", (a, b))
 
 

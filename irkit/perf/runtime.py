@@ -50,6 +50,8 @@ STORE_WEIGHT = 2.0
 # accesses (both lines are read).  A hardware figure (`split_load`, fitted by
 # `irkit calibrate` on a stream of misaligned loads); without it, 1.
 SPLIT_LOAD = 1.0
+# The prefix of the core terms of one innermost loop of a nest (irkit.perf.analysis.PART_PREFIX)
+PART_PREFIX = "part"
 # Instruction kinds that are L1 accesses (the L1 term prices them, not the FP pipes);
 # `mis`: the vector accesses among them that may start off their vector's alignment
 MEMORY_KINDS = ("mem", "store", "mem64", "store64", "mis", "mis64")
@@ -234,6 +236,88 @@ def term_group(key):
     return "core"
 
 
+def in_core(t, hw):
+    """(compute, chain, L1) seconds of a set of instruction counts (a nest's, or one of its loops')."""
+    levels = hw["levels"]
+    # In-core work by the unit that runs it: the FP pipes (adds, multiplies, FMAs, min/max, and
+    # the polynomial exp), the divider (divisions, square roots: a separate, partly pipelined
+    # unit the FP pipes work beside), and C library calls (a call serialises its loop and runs
+    # on the pipes; the divider goes on beside it: sqrtf(x) next to expf(x) costs the call).
+    busy = {"fp": 0.0, "divider": 0.0, "call": 0.0}
+    slots = 0.0  # L1 time of the loads and stores, in seconds
+    for key, value in t.items():
+        parsed = instruction_key(key)
+        if parsed is None:
+            continue
+        kind, elem_bits, width = parsed
+        if kind in MEMORY_KINDS:
+            continue
+        unit = UNIT_OF.get(kind, "fp")
+        busy[unit] = busy[unit] + value * instruction_seconds(kind, elem_bits, width, hw)
+    compute = np.maximum(busy["fp"] + busy["call"], busy["divider"])
+    for key, value in t.items():
+        parsed = instruction_key(key)
+        if parsed is None or parsed[0] not in ("mem", "mem64"):
+            continue
+        _, elem_bits, width = parsed
+        stores = t.get("instr_store" + key[len("instr_mem") :], 0.0)
+        # a store weighs STORE_WEIGHT loads; the calibrated bandwidth is a triad's (2 loads and
+        # 1 store a vector, counted as 3 x vector bytes)
+        weight = levels[0].get("store_weight", STORE_WEIGHT)
+        weighted = (value - stores + weight * stores) * 3.0 / (2.0 + weight)
+        slots = slots + weighted * l1_seconds(elem_bits, width, hw)
+    # vector accesses that may start off their vector's alignment cost split_load(width) more
+    # aligned accesses each
+    for key, value in t.items():
+        parsed = instruction_key(key)
+        if parsed is None or parsed[0] not in ("mis", "mis64"):
+            continue
+        _, elem_bits, width = parsed
+        bits = width_bits(elem_bits, width, hw)
+        slots = slots + value * split_cost(bits, hw) * l1_seconds(elem_bits, width, hw)
+    chain_cycles = 0.0
+    for key, value in t.items():
+        if key.startswith("chain_"):
+            chain_cycles = chain_cycles + value * latency_cycles(key[len("chain_") :], hw)
+    chain = chain_cycles / hw["frequency"]
+    # an accumulator kept in memory across an outer loop: each entry of the inner loop
+    # reloads what the entry before stored, so the entries queue on forwarding + the adds
+    carry_cycles = t.get("carry", 0.0) * hw.get("fp_latency", 0.0)
+    carry = (carry_cycles + t.get("carry_steps", 0.0) * hw.get("store_forward", 0.0)) / hw["frequency"]
+    l1 = slots + carry  # the stalled entries do not overlap their own loads and stores
+    return compute, chain, l1
+
+
+def core_seconds(t, hw, totals):
+    """The nest's in-core time: where its innermost loops are priced apart (`part<k>_` terms,
+    irkit.perf.analysis.part_terms), each runs at its own bottleneck and they add up, with what
+    no loop holds (the work between them) priced as one more part; else the largest of the nest's
+    (compute, chain, L1)."""
+    whole = np.maximum(np.maximum(totals[0], totals[1]), totals[2])
+    parts: dict[str, dict] = {}
+    for key, value in t.items():
+        if key.startswith(PART_PREFIX):
+            k, _, term = key[len(PART_PREFIX) :].partition("_")
+            parts.setdefault(k, {})[term] = value
+    if not parts:
+        return whole
+    rest = {key: value for key, value in t.items() if _part_counted(key)}
+    summed = 0.0
+    for counts in parts.values():
+        c, ch, l1 = in_core(counts, hw)
+        summed = summed + np.maximum(np.maximum(c, ch), l1)
+        for key, value in counts.items():
+            rest[key] = rest.get(key, 0.0) - value
+    rest = {key: np.maximum(value, 0.0) for key, value in rest.items()}
+    c, ch, l1 = in_core(rest, hw)
+    summed = summed + np.maximum(np.maximum(c, ch), l1)
+    return np.maximum(whole, summed)
+
+
+def _part_counted(key):
+    return (key.startswith(("instr_", "chain_")) or key in ("carry", "carry_steps")) and not key.startswith(PART_PREFIX)
+
+
 def price(nests, kernel_terms, env, hw, cold=False):
     """Seconds and breakdown for evaluated terms.
 
@@ -267,52 +351,7 @@ def price(nests, kernel_terms, env, hw, cold=False):
     for name, core_terms, fill_terms, miss_terms in nests:
         t = core_terms(base)
         active = np.maximum(t.get("active", 1.0), 1.0)
-        # In-core work by the unit that runs it: the FP pipes (adds, multiplies, FMAs, min/max, and
-        # the polynomial exp), the divider (divisions, square roots: a separate, partly pipelined
-        # unit the FP pipes work beside), and C library calls (a call serialises its loop and runs
-        # on the pipes; the divider goes on beside it: sqrtf(x) next to expf(x) costs the call).
-        busy = {"fp": 0.0, "divider": 0.0, "call": 0.0}
-        slots = 0.0  # L1 time of the loads and stores, in seconds
-        for key, value in t.items():
-            parsed = instruction_key(key)
-            if parsed is None:
-                continue
-            kind, elem_bits, width = parsed
-            if kind in MEMORY_KINDS:
-                continue
-            unit = UNIT_OF.get(kind, "fp")
-            busy[unit] = busy[unit] + value * instruction_seconds(kind, elem_bits, width, hw)
-        compute = np.maximum(busy["fp"] + busy["call"], busy["divider"])
-        for key, value in t.items():
-            parsed = instruction_key(key)
-            if parsed is None or parsed[0] not in ("mem", "mem64"):
-                continue
-            _, elem_bits, width = parsed
-            stores = t.get("instr_store" + key[len("instr_mem") :], 0.0)
-            # a store weighs STORE_WEIGHT loads; the calibrated bandwidth is a triad's (2 loads and
-            # 1 store a vector, counted as 3 x vector bytes)
-            weight = levels[0].get("store_weight", STORE_WEIGHT)
-            weighted = (value - stores + weight * stores) * 3.0 / (2.0 + weight)
-            slots = slots + weighted * l1_seconds(elem_bits, width, hw)
-        # vector accesses that may start off their vector's alignment cost split_load(width) more
-        # aligned accesses each
-        for key, value in t.items():
-            parsed = instruction_key(key)
-            if parsed is None or parsed[0] not in ("mis", "mis64"):
-                continue
-            _, elem_bits, width = parsed
-            bits = width_bits(elem_bits, width, hw)
-            slots = slots + value * split_cost(bits, hw) * l1_seconds(elem_bits, width, hw)
-        chain_cycles = 0.0
-        for key, value in t.items():
-            if key.startswith("chain_"):
-                chain_cycles = chain_cycles + value * latency_cycles(key[len("chain_") :], hw)
-        chain = chain_cycles / hw["frequency"]
-        # an accumulator kept in memory across an outer loop: each entry of the inner loop
-        # reloads what the entry before stored, so the entries queue on forwarding + the adds
-        carry_cycles = t.get("carry", 0.0) * hw.get("fp_latency", 0.0)
-        carry = (carry_cycles + t.get("carry_steps", 0.0) * hw.get("store_forward", 0.0)) / hw["frequency"]
-        l1 = slots + carry  # the stalled entries do not overlap their own loads and stores
+        compute, chain, l1 = in_core(t, hw)
         terms = {"compute": compute, "chain": chain, "L1": l1}
         strided = 0.0
         # traffic into each level from the one below it
@@ -361,7 +400,7 @@ def price(nests, kernel_terms, env, hw, cold=False):
             resident = (not cold) & (kernel_bytes <= entries * PAGE_BYTES)
             tlb = np.where(resident, 0.0, pages) * hw["tlb_miss"]
         terms["chain"] = np.maximum(terms["chain"], strided + tlb)  # latencies: the longer one sets the pace
-        core = np.maximum(np.maximum(terms["compute"], terms["chain"]), terms["L1"])
+        core = core_seconds(t, hw, (terms["compute"], terms["chain"], terms["L1"]))
         # ECM-style composition: each level's transfer time hides under the core's work by that
         # level's overlap (1: fully, a roofline; 0: not at all, ECM's non-overlapping levels); the
         # least hidden part is added to the core's time, and no level can be faster than its own.

@@ -221,3 +221,20 @@ def test_the_fit_documents_price_what_they_measure(hw, tmp_path):
     p = predict(band, dram.sizes, with_values(hw, dram_strided_miss=1e-8))
     q = predict(band, dram.sizes, with_values(hw, dram_strided_miss=2e-8))
     assert q.seconds - p.seconds == pytest.approx(dram.sizes["P"] * dram.sizes["Q"] * 1e-8, rel=0.05)
+
+
+def test_the_loops_of_a_nest_run_at_their_own_bottlenecks(hw, tmp_path):
+    """softmax's passes over a row: the max pass is a chain, the exp pass compute.  Priced apart
+    they add up (the sum of the maxima), which is more than the maximum of the sums."""
+    text = (EXAMPLES / "softmax.design").read_text()
+    terms = core_terms(text, tmp_path, {"M": 64, "N": 1024})
+    parts = {key.split("_", 1)[0] for key in terms if key.startswith(runtime.PART_PREFIX)}
+    assert len(parts) >= 3  # max, exp + sum, divide
+    doc = tmp_path / "softmax.design"
+    doc.write_text(text)
+    p = predict(doc, {"M": 64, "N": 1024}, hw)
+    b = p.breakdown
+    assert p.seconds > max(b["compute"], b["chain"], b["L1"]) + b["overhead"]
+    # a nest of one innermost loop has no parts
+    triad = core_terms((EXAMPLES / "rowsum.design").read_text(), tmp_path, {"M": 64, "N": 256})
+    assert not any(key.startswith(runtime.PART_PREFIX) for key in triad)
