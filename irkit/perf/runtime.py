@@ -201,6 +201,16 @@ def miss_price(kind, i, hw):
     return own if own is not None else miss_price(kind, i - 1, hw)
 
 
+def deeper_kinds(i, hw):
+    """The miss kinds whose price rises past level i (only those need level i's misses counted)."""
+    out = set()
+    for kind in ("strided_miss", "conflict_miss"):
+        here, above = miss_price(kind, i, hw), miss_price(kind, i - 1, hw)
+        if here is not None and above is not None and here > above:
+            out.add(kind)
+    return out
+
+
 def deeper_misses(mm, i, hw):
     """The extra wait of the lines a column walk misses at level i (i >= 1): each costs the next
     level's miss figure instead of this level's.  Levels without the figures add nothing."""
@@ -223,8 +233,9 @@ def _sets(level, line):
 # it is needed: the fills at every cache level, the waiting L1 misses at L1, every other term
 # (instructions, flops, chains, cores busy) once.
 FILL_TERMS = ("lines", "stored_lines", "streamed_lines")
-MISS_TERMS = ("strided_lines", "serial_lines")
-TERM_GROUPS = ("core", "fills", "misses")
+MISS_TERMS = ("serial_lines",)
+STRIDED_TERMS = ("strided_lines",)
+TERM_GROUPS = ("core", "fills", "misses", "strided")
 
 
 def term_group(key):
@@ -233,6 +244,8 @@ def term_group(key):
         return "fills"
     if key in MISS_TERMS:
         return "misses"
+    if key in STRIDED_TERMS:
+        return "strided"
     return "core"
 
 
@@ -321,10 +334,11 @@ def _part_counted(key):
 def price(nests, kernel_terms, env, hw, cold=False):
     """Seconds and breakdown for evaluated terms.
 
-    `nests`: list of (name, core, fills, misses) where each function maps an
+    `nests`: list of (name, core, fills, misses, strided) where each function maps an
     environment to a dict of term values (`TERM_GROUPS`): `core` once, `fills`
     for every cache level (with that level's `cap`, `sets` and `ways` in the
-    environment), `misses` for L1; `hw`: the hardware dictionary (see
+    environment), `misses` (set-conflict lines) for L1, `strided` for L1 and the levels whose
+    misses cost more than the level above's; `hw`: the hardware dictionary (see
     `irkit.perf.hardware`).
     """
     levels = hw["levels"]
@@ -348,7 +362,7 @@ def price(nests, kernel_terms, env, hw, cold=False):
     flops = 0.0
     dram_bytes = 0.0
     nest_rows = []
-    for name, core_terms, fill_terms, miss_terms in nests:
+    for name, core_terms, fill_terms, miss_terms, strided_terms in nests:
         t = core_terms(base)
         active = np.maximum(t.get("active", 1.0), 1.0)
         compute, chain, l1 = in_core(t, hw)
@@ -365,12 +379,16 @@ def price(nests, kernel_terms, env, hw, cold=False):
             level_env = dict(base, cap=cap_bytes / line, sets=sets, ways=lv["size"] / line / sets)
             tt = fill_terms(level_env)
             if i == 0:  # strided misses (a column read element by element) wait for their lines
-                mm = miss_terms(level_env)
+                mm = {**miss_terms(level_env), **strided_terms(level_env)}
                 serial = mm.get("serial_lines", 0.0) * hw.get("conflict_miss", 0.0)
                 strided = np.maximum(mm.get("strided_lines", 0.0) * hw.get("strided_miss", 0.0), serial)
             else:  # (a kernel this level holds whole misses nothing here between warm calls)
                 held = (not cold) & (kernel_bytes <= lv.get("effective_size", lv["size"]) * share)
-                strided = strided + np.where(held, 0.0, deeper_misses(miss_terms(level_env), i, hw))
+                kinds = deeper_kinds(i, hw)
+                if kinds and not np.all(held):
+                    mm = strided_terms(level_env) if kinds == {"strided_miss"} else {
+                        **miss_terms(level_env), **strided_terms(level_env)}
+                    strided = strided + np.where(held, 0.0, deeper_misses(mm, i, hw))
             # fills, and write-backs of stored lines; streamed lines skip the caches and
             # reach DRAM once
             streamed = tt.get("streamed_lines", 0.0) / active

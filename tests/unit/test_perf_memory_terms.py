@@ -67,7 +67,7 @@ def core_terms(text: str, tmp_path: Path, sizes: dict[str, int]) -> dict[str, fl
     env = {k: np.float64(v) for k, v in sizes.items()}
     env.update(line=64.0, lanes32=8.0, lanes64=4.0, cores=2.0, window=0.0, huge_page=4096.0)
     out: dict[str, float] = {}
-    for _, core, _, _ in model._nests:
+    for _, core, *_ in model._nests:
         for k, v in core(env).items():
             out[k] = out.get(k, 0.0) + float(np.asarray(v))
     return out
@@ -238,3 +238,22 @@ def test_the_loops_of_a_nest_run_at_their_own_bottlenecks(hw, tmp_path):
     # a nest of one innermost loop has no parts
     triad = core_terms((EXAMPLES / "rowsum.design").read_text(), tmp_path, {"M": 64, "N": 256})
     assert not any(key.startswith(runtime.PART_PREFIX) for key in triad)
+
+
+def test_a_deeper_level_no_slower_than_the_one_above_is_left_out(hw, monkeypatch):
+    """The fit of L3's strided miss is dropped when it is within NO_SLOWER of L2's: the model then
+    prices L2's misses at L2's figure and need not count them (10,000 predictions stay fast)."""
+    values = {**hw.values, "levels": [dict(lv) for lv in hw.values["levels"]]}
+    fake = dataclasses.replace(hw, values=values)
+    got = iter([1.2e-9, 8e-9])  # L3: 1.2 x L2's 1 ns; DRAM: 8 ns
+
+    def fitted(case, hardware, cflags=None):
+        value = next(got)
+        fit._setter(hardware.values, case.figure)(value)
+        return fit.Fitted(case.figure, value, 1e-6, case.why)
+
+    monkeypatch.setattr(fit, "fit_case", fitted)
+    out = fit._deep_step(fit.deep_miss_cases(values["levels"]), fake, None)
+    assert [f.value for f in out] == [None, 8e-9]
+    assert "strided_miss" not in values["levels"][2] and values["dram_strided_miss"] == 8e-9
+    assert runtime.deeper_kinds(1, values) == set() and runtime.deeper_kinds(2, values) == {"strided_miss"}
