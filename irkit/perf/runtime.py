@@ -232,10 +232,9 @@ def _sets(level, line):
 # A nest's terms come in three functions (see `price`), so that each term is evaluated only where
 # it is needed: the fills at every cache level, the waiting L1 misses at L1, every other term
 # (instructions, flops, chains, cores busy) once.
-FILL_TERMS = ("lines", "stored_lines", "streamed_lines")
+FILL_TERMS = ("lines", "stored_lines", "streamed_lines", "strided_lines")
 MISS_TERMS = ("serial_lines",)
-STRIDED_TERMS = ("strided_lines",)
-TERM_GROUPS = ("core", "fills", "misses", "strided")
+TERM_GROUPS = ("core", "fills", "misses")
 
 
 def term_group(key):
@@ -244,8 +243,6 @@ def term_group(key):
         return "fills"
     if key in MISS_TERMS:
         return "misses"
-    if key in STRIDED_TERMS:
-        return "strided"
     return "core"
 
 
@@ -334,11 +331,12 @@ def _part_counted(key):
 def price(nests, kernel_terms, env, hw, cold=False):
     """Seconds and breakdown for evaluated terms.
 
-    `nests`: list of (name, core, fills, misses, strided) where each function maps an
+    `nests`: list of (name, core, fills, misses) where each function maps an
     environment to a dict of term values (`TERM_GROUPS`): `core` once, `fills`
     for every cache level (with that level's `cap`, `sets` and `ways` in the
-    environment), `misses` (set-conflict lines) for L1, `strided` for L1 and the levels whose
-    misses cost more than the level above's; `hw`: the hardware dictionary (see
+    environment; the strided lines among them: a column walk's misses), `misses` (set-conflict
+    lines) for L1 and the levels whose conflict misses cost more than the level above's; `hw`:
+    the hardware dictionary (see
     `irkit.perf.hardware`).
     """
     levels = hw["levels"]
@@ -362,7 +360,7 @@ def price(nests, kernel_terms, env, hw, cold=False):
     flops = 0.0
     dram_bytes = 0.0
     nest_rows = []
-    for name, core_terms, fill_terms, miss_terms, strided_terms in nests:
+    for name, core_terms, fill_terms, miss_terms in nests:
         t = core_terms(base)
         active = np.maximum(t.get("active", 1.0), 1.0)
         compute, chain, l1 = in_core(t, hw)
@@ -379,15 +377,16 @@ def price(nests, kernel_terms, env, hw, cold=False):
             level_env = dict(base, cap=cap_bytes / line, sets=sets, ways=lv["size"] / line / sets)
             tt = fill_terms(level_env)
             if i == 0:  # strided misses (a column read element by element) wait for their lines
-                mm = {**miss_terms(level_env), **strided_terms(level_env)}
+                mm = {**miss_terms(level_env), "strided_lines": tt.get("strided_lines", 0.0)}
                 serial = mm.get("serial_lines", 0.0) * hw.get("conflict_miss", 0.0)
                 strided = np.maximum(mm.get("strided_lines", 0.0) * hw.get("strided_miss", 0.0), serial)
             else:  # (a kernel this level holds whole misses nothing here between warm calls)
                 held = (not cold) & (kernel_bytes <= lv.get("effective_size", lv["size"]) * share)
                 kinds = deeper_kinds(i, hw)
                 if kinds and not np.all(held):
-                    mm = strided_terms(level_env) if kinds == {"strided_miss"} else {
-                        **miss_terms(level_env), **strided_terms(level_env)}
+                    mm = {"strided_lines": tt.get("strided_lines", 0.0)}
+                    if kinds != {"strided_miss"}:
+                        mm.update(miss_terms(level_env))
                     strided = strided + np.where(held, 0.0, deeper_misses(mm, i, hw))
             # fills, and write-backs of stored lines; streamed lines skip the caches and
             # reach DRAM once
