@@ -110,6 +110,8 @@ TOP_FIELDS: dict[str, tuple[str, bool]] = {
     "tlb_miss": ("latency", False),
     # ... what a vector access that crosses a cache line costs the L1 beyond an aligned one, in
     # aligned accesses ...
+    # ... what a lane of a gather or scatter (a strided vector access) costs beyond its load ...
+    "gather_lane": ("latency", False),
     "split_load": ("count", False),
     "split_load_256": ("count", False),  # ... for explicit 256-bit vectors on a wider core
     "split_load_128": ("count", False),

@@ -135,6 +135,16 @@ def split_case(lanes: int | None = None) -> FitCase:
     )  # fmt: skip
 
 
+def gather_case() -> FitCase:
+    """A column read by vectors (rows a line apart, 8 lanes, in L1): every lane its own load and
+    its own insert, at the fitted `gather_lane` (hardware gathers or inserts, whichever gcc uses)."""
+    doc = (
+        "design cal_gather {\n  sizes { N = 256 }\n  tensor x : f32[N, 16] input\n  tensor y : f32[N] output\n"
+        "  y[i] = x[i, 0] * 1.5\n  schedule y { vectorize i by 8 }\n}\n"
+    )
+    return FitCase("gather_lane", doc, {"N": 256}, 0.0, 1e-7, "a column of 256 rows a line apart read 8 lanes a vector, in L1")
+
+
 BAND_COLUMNS = 1040  # floats a row of the band walk: 4160 B, a page and a line (no set crowding)
 
 
@@ -454,6 +464,7 @@ def plan(hardware, quick: bool = False) -> list[FitStep]:
     steps += [FitStep(f"{c.figure.split('.')[0]} overlap with the core's work", median_of(c)) for c in streams[1:]]
     splits = [split_case()] + ([split_case(8)] if values["simd"] > 256 else [])
     steps.append(FitStep("misaligned vector loads", lambda hw, cflags: [f for c in splits for f in median_of(c)(hw, cflags)]))
+    steps.append(FitStep("gathered lanes", median_of(gather_case())))
     deep = deep_miss_cases(values["levels"])
     if not quick and deep:
         steps.append(FitStep("strided misses beyond L2", lambda hw, cflags: _deep_step(deep, hw, cflags)))
@@ -464,7 +475,7 @@ def plan(hardware, quick: bool = False) -> list[FitStep]:
 
 def planned(cache_levels: int, quick: bool = False) -> int:
     """How many steps `plan` makes for a host with that many cache levels."""
-    return 3 + cache_levels + (0 if quick else 2)
+    return 4 + cache_levels + (0 if quick else 2)
 
 
 NO_SLOWER = 1.5  # a level whose strided miss fits within this of the level above's is as fast (L3 serves a
@@ -517,7 +528,7 @@ def describe(fits: list[Fitted]) -> str:
             parts.append(f"{f.figure} left out")
         elif f.figure.endswith("_latency"):
             parts.append(f"{f.figure} {f.value:.3g} cycles")
-        elif f.figure == "tlb_miss":
+        elif f.figure in ("tlb_miss", "gather_lane") or f.figure.endswith("strided_miss"):
             parts.append(f"{f.figure} {f.value * 1e9:.3g} ns")
         else:
             parts.append(f"{f.figure} {f.value:.3g}")

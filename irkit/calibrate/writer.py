@@ -209,6 +209,7 @@ TOP_MEASURED = (
     "tlb_miss",
     "split_load",
     "split_load_256",
+    "gather_lane",
     "huge_page",
 )
 

@@ -25,7 +25,7 @@ lists the same bounds.
   `parallel_overhead`, `call_overhead` at most 100 ms; the fitted chain latencies
   (`add_latency` ...) 0.25-64 cycles, `ooo_window` at most 10,000 instructions,
   `tlb_entries` 4 to 2^20 pages, `tlb_miss` at most 1 us, `store_weight` 0.1-16,
-  `overlap` (a cache level's, DRAM's) 0-1, `split_load[_256|_128]` 0-16 accesses, a level's or
+  `overlap` (a cache level's, DRAM's) 0-1, `split_load[_256|_128]` 0-16 accesses, `gather_lane` at most 1 us, a level's or
   DRAM's `strided_miss` and `conflict_miss` at most 2 us; `huge_page` a power of two
   within 4 KiB-1 GiB;
 - **sizes** a `line` a power of two within 16-1024 B; every cache level at least
@@ -77,6 +77,7 @@ OVERLAP = (0.0, 1.0)
 SPLIT_LOAD = (0.0, 16.0)  # aligned accesses a line-crossing one costs beyond its own
 MAX_DEEP_MISS = 2e-6  # s: a miss served by L3 or DRAM (DRAM's latency bound)
 HUGE_PAGE = (4096, 1 << 30)  # bytes
+MAX_GATHER_LANE = 1e-6  # s
 
 
 @dataclass
@@ -222,6 +223,10 @@ class _Checker:
             f = top.get(key)
             if f is not None and not SPLIT_LOAD[0] <= f.base <= SPLIT_LOAD[1]:
                 self.refuse(f, what, f"a misaligned access costs {SPLIT_LOAD[0]:g}-{SPLIT_LOAD[1]:g} aligned ones more")
+        f = top.get("gather_lane")
+        s = None if f is None else self.seconds(f)
+        if f is not None and s is not None and not 0 <= s <= MAX_GATHER_LANE:
+            self.refuse(f, what, "a gathered lane takes at most 1 us")
         f = top.get("huge_page")
         if f is not None:
             n = int(f.base)

@@ -624,6 +624,11 @@ def _unit_or_invariant(a: Access, iv: str) -> bool:
     return True
 
 
+def _invariant(a: Access, iv: str) -> bool:
+    """Does the access stay put as `iv` moves (every index known and free of it)?"""
+    return all(dim is not None and not dim[0].get(iv) for dim in a.dims)
+
+
 def _strides(buf: Buffer) -> list[Expr]:
     """Each logical dimension's stride in elements (storage order outermost first)."""
     strides: list[Expr] = [ex.ONE] * len(buf.shape)
@@ -1200,9 +1205,13 @@ def instr_count(root: Loop, per_core: bool = True, only: Loop | None = None) -> 
             wide = "64" if a.buf.elem == 8 else ""
             if vectorised and not _unit_or_invariant(a, loop.var):
                 put("elem_mem" + wide, ex.ONE)  # gathered or scattered: one scalar access a lane ...
-                put("elem_fp" + wide, ex.ONE)  # ... and one insert or extract
+                put("elem_gather" + wide, ex.ONE)  # ... and its lane's insert or extract
                 if a.store:
                     put("elem_store" + wide, ex.ONE)
+            elif vectorised and not a.store and _invariant(a, loop.var):
+                # a load the vector loop does not move (a row's scalar, a broadcast): gcc hoists
+                # it, one scalar load an entry
+                put("entry_mem" + wide, ex.ONE)
             else:
                 put("instr_mem" + wide + mark, ex.ONE)
                 if a.store:
@@ -1227,7 +1236,7 @@ def instr_count(root: Loop, per_core: bool = True, only: Loop | None = None) -> 
         for k, v in res.items():
             if k.startswith("elem_"):
                 summed[k] = total_over(loop, v, per_core)
-            elif k in ("carry", "carry_steps"):  # once per entry of the innermost loop
+            elif k in ("carry", "carry_steps") or k.startswith("entry_"):  # once per entry of the innermost loop
                 summed[k] = v if not loop.loops else total_over(loop, v, per_core)
             elif k.startswith("chain_") and loop.vector and not loop.loops:  # one step per W-wide chunk
                 summed[k] = _sum_with(loop, v, ex.cdiv(n, loop.vector))
@@ -1244,11 +1253,12 @@ def instr_count(root: Loop, per_core: bool = True, only: Loop | None = None) -> 
         return summed
 
     out = body(root)
-    for kind in ("mem", "fp", "store", "mem64", "fp64", "store64"):  # gathers' per-element work: scalar
-        extra = out.pop("elem_" + kind, None)
-        if extra is not None:
-            key = "instr_" + kind + SCALAR
-            out[key] = out.get(key, ex.ZERO) + extra
+    for kind in ("mem", "fp", "store", "gather", "mem64", "fp64", "store64", "gather64"):  # gathers' lanes,
+        for prefix in ("elem_", "entry_"):  # and hoisted loads: scalar
+            extra = out.pop(prefix + kind, None)
+            if extra is not None:
+                key = "instr_" + kind + SCALAR
+                out[key] = out.get(key, ex.ZERO) + extra
     return out
 
 

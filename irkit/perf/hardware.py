@@ -130,6 +130,9 @@ def from_op(hw: d.HardwareOp, source: str) -> Hardware:
     tlb_miss = _seconds(top, "tlb_miss", frequency)
     if tlb_miss is not None:
         values["tlb_miss"] = tlb_miss
+    gather = _seconds(top, "gather_lane", frequency)
+    if gather is not None:
+        values["gather_lane"] = gather
     if "split_load" in top:
         values["split_load"] = top["split_load"][0]
     for bits in (256, 128):

@@ -133,6 +133,14 @@ def instruction_seconds(kind, elem_bits, width, hw):
     without one the instruction costs what a full-width one does (a core whose units run any
     width at the same instruction rate, as Intel's do; Zen 4 runs 256-bit FMAs twice as often
     as 512-bit ones, which its per-width figures say)."""
+    if kind in ("gather", "gather64"):
+        # a lane of a gather or scatter (a strided vector access): its insert or extract, at the
+        # fitted `gather_lane` where measured (hardware gathers are slower on some cores), else
+        # one scalar FP instruction
+        if hw.get("gather_lane"):
+            return hw["gather_lane"]
+        kind = "fp" if kind == "gather" else "fp64"
+        width = "scalar"
     if kind in _LIBM:
         rate = hw.get(_LIBM[kind])
         if not rate:
@@ -380,6 +388,8 @@ def price(nests, kernel_terms, env, hw, cold=False):
                 mm = {**miss_terms(level_env), "strided_lines": tt.get("strided_lines", 0.0)}
                 serial = mm.get("serial_lines", 0.0) * hw.get("conflict_miss", 0.0)
                 strided = np.maximum(mm.get("strided_lines", 0.0) * hw.get("strided_miss", 0.0), serial)
+                held = (not cold) & (kernel_bytes <= lv.get("effective_size", lv["size"]) * share)
+                strided = np.where(held, 0.0, strided)  # an L1-resident kernel misses nothing
             else:  # (a kernel this level holds whole misses nothing here between warm calls)
                 held = (not cold) & (kernel_bytes <= lv.get("effective_size", lv["size"]) * share)
                 kinds = deeper_kinds(i, hw)

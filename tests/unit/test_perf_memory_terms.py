@@ -257,3 +257,36 @@ def test_a_deeper_level_no_slower_than_the_one_above_is_left_out(hw, monkeypatch
     assert [f.value for f in out] == [None, 8e-9]
     assert "strided_miss" not in values["levels"][2] and values["dram_strided_miss"] == 8e-9
     assert runtime.deeper_kinds(1, values) == set() and runtime.deeper_kinds(2, values) == {"strided_miss"}
+
+
+def _column_vector_doc() -> str:
+    return fit.gather_case().document
+
+
+def test_a_gathered_lane_costs_gather_lane(hw, tmp_path):
+    doc = tmp_path / "g.design"
+    doc.write_text(_column_vector_doc())
+    sizes = {"N": 4096}  # 256 KiB: not L1-resident, so the column's misses count too
+    base = predict(doc, sizes, hw).breakdown["compute"]  # a lane: one scalar FP instruction
+    free = predict(doc, sizes, with_values(hw, gather_lane=1e-15)).breakdown["compute"]
+    slow = predict(doc, sizes, with_values(hw, gather_lane=1e-9)).breakdown["compute"]
+    assert slow - free == pytest.approx(4096 * 1e-9, rel=0.01)  # one lane an element, one core
+    assert free < base < slow
+
+
+def test_a_load_the_vector_loop_does_not_move_is_hoisted(tmp_path):
+    """batch_matmul's b, i, k, j order: A[b, i, k] is the same for every j -- one scalar load an
+    entry of the j loop, not one a vector."""
+    text = (EXAMPLES / "batch_matmul.design").read_text()
+    text = text.split("  schedule")[0] + "  schedule C {\n    reorder b, i, k, j\n    vectorize j by 8\n  }\n}\n"
+    terms = core_terms(text, tmp_path, {"NB": 1, "M": 8, "N": 64, "K": 8})
+    assert terms["instr_mem_s"] == pytest.approx(8 * 8)  # one A load per (i, k)
+    assert terms["instr_mem_v8"] == pytest.approx(8 * 8 * 8 * 3)  # C, B and the store of C, 8 vectors each
+
+
+def test_an_l1_resident_kernel_has_no_strided_misses(hw, tmp_path):
+    doc = tmp_path / "g.design"
+    doc.write_text(_column_vector_doc())
+    small = predict(doc, {"N": 64}, hw).breakdown["chain"]
+    large = predict(doc, {"N": 4096}, hw).breakdown["chain"]
+    assert small == 0 and large > 0
