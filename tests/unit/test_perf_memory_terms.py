@@ -290,3 +290,17 @@ def test_an_l1_resident_kernel_has_no_strided_misses(hw, tmp_path):
     small = predict(doc, {"N": 64}, hw).breakdown["chain"]
     large = predict(doc, {"N": 4096}, hw).breakdown["chain"]
     assert small == 0 and large > 0
+
+
+def test_a_tile_short_of_registers_loads_once_per_fma(tmp_path):
+    """conv2d's 2 x 7-vector tile: 14 accumulators and 7 input vectors do not fit 16 registers, so
+    gcc folds each input load into both FMAs that use it (twice the loads); gemm's 6 x 2 tile
+    (12 accumulators, 2 B vectors and a broadcast) keeps its vectors."""
+    conv = core_terms((EXAMPLES / "conv2d.design").read_text(), tmp_path, {"N": 1, "C": 4, "F": 4, "H": 4, "W": 56})
+    gemm = core_terms((EXAMPLES / "gemm.design").read_text(), tmp_path, {"M": 96, "N": 512, "K": 256})
+    conv_tile = next(k for k in conv if k.startswith("part") and k.endswith("_instr_fp_v8") and conv[k] > 0)
+    part = conv_tile.split("_", 1)[0]
+    assert conv[f"{part}_instr_mis_v8"] == pytest.approx(conv[conv_tile])  # one (misaligned) load an FMA
+    gemm_tile = max((k for k in gemm if k.startswith("part") and k.endswith("_instr_fp_v8")), key=gemm.get)
+    part = gemm_tile.split("_", 1)[0]
+    assert gemm[f"{part}_instr_mem_v8"] < gemm[gemm_tile] / 4  # B's 2 vectors feed 12 FMAs
