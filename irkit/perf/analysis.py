@@ -39,7 +39,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import DictionaryAttr, Float32Type, Float64Type, IndexType, IntegerType, MemRefType
 from xdsl.ir import Block, Operation, SSAValue
