@@ -9,6 +9,9 @@ the table replaces the section between the markers in BENCHMARKS.md.
 from __future__ import annotations
 
 import argparse
+import datetime
+import os
+import platform
 import statistics
 import sys
 import time
@@ -42,6 +45,19 @@ def measure(count: int, repeat: int) -> list[dict]:
     return rows
 
 
+def machine() -> str:
+    """The CPU, as /proc/cpuinfo names it (model name, family and model), and its CPU count."""
+    fields: dict[str, str] = {}
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            fields.setdefault(key.strip(), value.strip())
+    except OSError:
+        return platform.processor() or platform.machine()
+    name = fields.get("model name", platform.machine())
+    return f"{name} (family {fields.get('cpu family', '?')}, model {fields.get('model', '?')}), {os.cpu_count()} CPUs"
+
+
 def table(rows: list[dict], count: int) -> str:
     lines = [
         BEGIN,
@@ -49,6 +65,7 @@ def table(rows: list[dict], count: int) -> str:
         "",
         f"{count:,} predictions of one kernel at random sizes (16..4096 per size), one vectorised call,",
         "median of 5; `build` is lowering the document and deriving the cost terms, once per document.",
+        f"Machine: {machine()}; {datetime.date.today().isoformat()}.",
         "",
         "| kernel | build | 10,000 predictions |",
         "|---|---|---|",
