@@ -96,24 +96,22 @@ def load_inputs(path: str, kernel) -> dict[str, np.ndarray]:
 
 
 def time_kernel(kernel, inputs: dict[str, np.ndarray], sizes: dict[str, int], repeat: int, min_time: float) -> list[float]:
-    """Seconds per call, after warm-up, with buffers allocated once."""
-    compiled = kernel.compiled
-    arrays = {}
-    for name, arr in inputs.items():
-        buf = compiled.empty(name, sizes)
-        buf[...] = arr
-        arrays[name] = buf
-    for name in kernel.outputs():
-        arrays[name] = compiled.empty(name, sizes)
+    """Seconds per call, after warm-up, with buffers allocated once.  After one checked call the
+    kernel is called bare (its C function with the arguments ready, as `irkit validate` and the
+    cost model's call_overhead count it): the checked call's argument work took 37 us of a 54 us
+    kernel."""
+    from irkit.validate.measure import prepare
+
+    call = prepare(kernel, sizes, inputs).call
     t0 = time.perf_counter()
-    compiled(arrays, sizes)
+    call()
     if time.perf_counter() - t0 < WARMUP_SECONDS:
-        compiled(arrays, sizes)
+        call()
     times: list[float] = []
     start = time.perf_counter()
     while len(times) < repeat or time.perf_counter() - start < min_time:
         t0 = time.perf_counter()
-        compiled(arrays, sizes)
+        call()
         times.append(time.perf_counter() - t0)
         if len(times) >= 10_000:
             break

@@ -127,3 +127,26 @@ def test_wrong_results_fail_the_check(doc, tmp_path, capsys, monkeypatch):
 def test_threads_reported(doc, capsys):
     status, out, _ = run(capsys, doc, "--json")
     assert status == 0 and json.loads(out)["threads"] >= 1
+
+
+def test_bench_times_the_bare_call(doc, monkeypatch):
+    """`--bench` times the C function with its arguments ready (the call `irkit validate` times and
+    the cost model's call_overhead counts), not the checked Python call around it."""
+    import irkit
+    import irkit.validate.measure as measure
+    from irkit.tools.run import time_kernel
+
+    calls = []
+    real = measure.prepare
+
+    def counting(kernel, sizes, inputs):
+        prepared = real(kernel, sizes, inputs)
+        bare = prepared.call
+        prepared.call = lambda: (calls.append(1), bare())
+        return prepared
+
+    monkeypatch.setattr(measure, "prepare", counting)
+    kernel = irkit.compile(doc, sizes={"N": 64})
+    inputs = {name: np.ones(64, dtype=np.float32) for name in kernel.inputs()}
+    times = time_kernel(kernel, inputs, kernel.resolve_sizes({"N": 64}), repeat=5, min_time=0.0)
+    assert len(times) >= 5 and len(calls) >= len(times)
