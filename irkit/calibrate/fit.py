@@ -443,32 +443,32 @@ def plan(hardware, quick: bool = False) -> list[FitStep]:
     def cases(*picked: FitCase) -> Callable[[object, list[str] | None], list[Fitted]]:
         return lambda hw, cflags: [fit_case(c, hw, cflags) for c in picked]
 
-    def median_of(case: FitCase, runs: int = 3) -> Callable[[object, list[str] | None], list[Fitted]]:
-        """A noisy figure (an overlap moves by 0.2 between runs of a shared host): the median of
-        `runs` fits; left out if most of them are."""
+    def median_of(*picked: FitCase, runs: int = 3) -> Callable[[object, list[str] | None], list[Fitted]]:
+        """Noisy figures (an overlap moves by 0.2 between runs of a shared host): each the median
+        of `runs` fits; left out if most of them are."""
 
-        def run(hw, cflags) -> list[Fitted]:
+        def one(case: FitCase, hw, cflags) -> Fitted:
             fits = [fit_case(case, hw, cflags) for _ in range(runs)]
             kept = sorted((f for f in fits if f.value is not None), key=lambda f: f.value)
             chosen = kept[len(kept) // 2] if len(kept) * 2 > runs else next(f for f in fits if f.value is None)
             _setter(hw.values, case.figure)(chosen.value)
             spread = f" (of {', '.join(f'{f.value:.3g}' for f in kept)})" if len(kept) > 1 else ""
-            return [Fitted(chosen.figure, chosen.value, chosen.measured, chosen.note + spread)]
+            return Fitted(chosen.figure, chosen.value, chosen.measured, chosen.note + spread)
 
-        return run
+        return lambda hw, cflags: [one(case, hw, cflags) for case in picked]
 
     # The L1's store weight is not fitted: the triad-normalised L1 term moves by a quarter over
     # weights 1 to 4, within this host's run-to-run noise, so a fit says more about the noise
     # than about the store port (stream_cases' first case; the model keeps its documented 2).
     steps = [
-        FitStep("chain latencies (add, FMA, max)", lambda hw, cflags: [f for c in chains[:3] for f in median_of(c)(hw, cflags)]),
+        FitStep("chain latencies (add, FMA, max)", median_of(*chains[:3])),
         FitStep("out-of-order window, overlapping chains", median_of(chains[3])),
     ]
     # the overlaps are the noisiest fits (a level's stream swings 30% between runs on a shared
     # host, and the figure with it): the median of 5
-    steps += [FitStep(f"{c.figure.split('.')[0]} overlap with the core's work", median_of(c, 5)) for c in streams[1:]]
+    steps += [FitStep(f"{c.figure.split('.')[0]} overlap with the core's work", median_of(c, runs=5)) for c in streams[1:]]
     splits = [split_case()] + ([split_case(8)] if values["simd"] > 256 else [])
-    steps.append(FitStep("misaligned vector loads", lambda hw, cflags: [f for c in splits for f in median_of(c)(hw, cflags)]))
+    steps.append(FitStep("misaligned vector loads", median_of(*splits)))
     steps.append(FitStep("gathered lanes", median_of(gather_case())))
     deep = deep_miss_cases(values["levels"])
     if not quick and deep:

@@ -215,18 +215,15 @@ class _Checker:
             f = top.get(key)
             if f is not None and not lo <= f.base <= hi:
                 self.refuse(f, what, f"{text}: {lo:g}-{hi:g}")
-        f = top.get("tlb_miss")
-        s = None if f is None else self.seconds(f)
-        if f is not None and s is not None and not 0 <= s <= MAX_TLB_MISS:
-            self.refuse(f, what, "a page walk takes at most 1 us")
+        for key, limit, text in (("tlb_miss", MAX_TLB_MISS, "a page walk"), ("gather_lane", MAX_GATHER_LANE, "a gathered lane")):
+            f = top.get(key)
+            s = None if f is None else self.seconds(f)
+            if f is not None and s is not None and not 0 <= s <= limit:
+                self.refuse(f, what, f"{text} takes at most {limit * 1e6:g} us")
         for key in ("split_load", "split_load_256", "split_load_128"):
             f = top.get(key)
             if f is not None and not SPLIT_LOAD[0] <= f.base <= SPLIT_LOAD[1]:
                 self.refuse(f, what, f"a misaligned access costs {SPLIT_LOAD[0]:g}-{SPLIT_LOAD[1]:g} aligned ones more")
-        f = top.get("gather_lane")
-        s = None if f is None else self.seconds(f)
-        if f is not None and s is not None and not 0 <= s <= MAX_GATHER_LANE:
-            self.refuse(f, what, "a gathered lane takes at most 1 us")
         f = top.get("huge_page")
         if f is not None:
             n = int(f.base)

@@ -36,9 +36,9 @@ or the overlap of a stencil), provided one iteration's footprint fits.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
-import numpy as np
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import DictionaryAttr, Float32Type, Float64Type, IndexType, IntegerType, MemRefType
 from xdsl.ir import Block, Operation, SSAValue
@@ -55,6 +55,7 @@ from irkit.dialects import loop as lp
 from irkit.kernel_abi import kernel_args, layout_order
 from irkit.perf import expr as ex
 from irkit.perf.expr import Expr
+from irkit.perf.runtime import PART_PREFIX, is_core_count
 
 CAP = "cap"  # the capacity of the cache being priced, in lines
 SETS = "sets"  # its number of sets (lines / ways): strided rows may crowd into a few of them
@@ -349,9 +350,7 @@ class Reader:
             dims: list[tuple[dict[str, int], Expr] | None] = []
             operands = [self.expr_of(v) for v in op.indices]
             for result in op.map.data.results:
-                form = lp.linear_form(result)
-                if form is None:
-                    form = _rounded_linear_form(result)
+                form = lp.linear_form(result, rounded=True)
                 if form is None:
                     dims.append(None)
                     continue
@@ -643,7 +642,7 @@ def _folded_loads(loop: Loop) -> float:
         return 1.0
     per_chunk = max(1, int(chunks.value) // loop.vector)  # type: ignore[operator]
     registers = sum(
-        max(1, int(np.prod([int(d.value) for d in b.shape if d.is_const])) // loop.vector)  # type: ignore[arg-type]
+        max(1, math.prod(int(d.value) for d in b.shape if d.is_const) // loop.vector)  # type: ignore[arg-type]
         for b in {id(a.buf): a.buf for a in loop.accesses if a.buf.registers}.values()
     )
     loads = [a for a in loop.accesses if not a.store and not a.buf.local and not _invariant(a, loop.var)]
@@ -679,32 +678,18 @@ def _misaligned(a: Access, loop: Loop) -> Expr:
     if not any(dim is not None and dim[0].get(loop.var) for dim in a.dims):
         return ex.ZERO  # the same element every lane (an accumulator, a broadcast): no vector load
     strides = _strides(a.buf)
-    g: Expr = ex.ZERO
+    g: Expr = ex.ZERO  # (gcd with 0 is the other side: terms that are 0 drop out)
     for d, dim in enumerate(a.dims):
         if dim is None:
             return ex.ONE
         coeffs, rest = dim
-        stride = strides[d]
         for var, k in coeffs.items():
-            if var == loop.var:
-                continue
             owner = _loop_of(loop, var)
-            step = owner.step if owner is not None else 1
-            g = ex.gcd(g, ex.const(abs(k * step)) * stride)
+            if var != loop.var:  # the vector loop's own steps are the lanes
+                g = ex.gcd(g, ex.const(abs(k * (owner.step if owner is not None else 1))) * strides[d])
             if owner is not None:  # where the variable starts (a tail's first tile, a stencil's 1)
-                start = ex.subs(owner.lb, {v: ex.ZERO for v in _loop_vars(owner)})
-                if not (start.is_const and start.value == 0):
-                    g = ex.gcd(g, start * stride * abs(k))
-        if not (rest.is_const and rest.value == 0):
-            g = ex.gcd(g, rest * stride)
-    # the vector loop's own start, where it is not an outer loop's variable (those are above)
-    start = ex.subs(loop.lb, {v: ex.ZERO for v in _loop_vars(loop)})
-    k_iv = 0
-    inner = a.buf.order[-1] if a.buf.order else 0
-    if a.dims and a.dims[inner] is not None:
-        k_iv = a.dims[inner][0].get(loop.var, 0)
-    if k_iv and not (start.is_const and start.value == 0):
-        g = ex.gcd(g, start)
+                g = ex.gcd(g, _start(owner) * strides[d] * abs(k))
+        g = ex.gcd(g, rest * strides[d])
     if g.is_const and g.value == 0:
         return ex.ZERO
     hw_lanes = ex.sym(LANES64 if a.buf.elem == 8 else LANES32)
@@ -721,13 +706,14 @@ def _loop_of(loop: Loop, var: str) -> Loop | None:
     return None
 
 
-def _loop_vars(loop: Loop) -> dict[str, Loop]:
-    out = {}
+def _start(loop: Loop) -> Expr:
+    """Where `loop` starts apart from the loops around it (their variables taken as 0)."""
+    outer = {}
     node = loop.parent
     while node is not None:
-        out[node.var] = node
+        outer[node.var] = ex.ZERO
         node = node.parent
-    return out
+    return ex.subs(loop.lb, outer)
 
 
 def _relaxed(kernel: func.FuncOp) -> bool:
@@ -1052,38 +1038,6 @@ def _box_selected(b: Box, select: str, loop: Loop | None = None) -> bool:
     return True
 
 
-def _rounded_linear_form(expr: AffineExpr) -> tuple[dict[int, int], int] | None:
-    """A linear stand-in for an index with floor/ceil divisions or remainders by constants (a
-    packed panel's `1530 * ((ii - io) floordiv 6)`): `e floordiv c` as e / c (coefficients
-    rounded, at least 1 where e's is not 0), `e mod c` as e.  Its boxes span about what the
-    index does -- not the whole buffer, as an unknown index would."""
-    if isinstance(expr, AffineConstantExpr | AffineDimExpr):
-        return lp.linear_form(expr)
-    if not isinstance(expr, AffineBinaryOpExpr):
-        return None
-    lhs, rhs = _rounded_linear_form(expr.lhs), _rounded_linear_form(expr.rhs)
-    if lhs is None or rhs is None:
-        return None
-    kind = expr.kind
-    if kind == AffineBinaryOpKind.Add:
-        terms = dict(lhs[0])
-        for dim, k in rhs[0].items():
-            terms[dim] = terms.get(dim, 0) + k
-        return {dim: k for dim, k in terms.items() if k}, lhs[1] + rhs[1]
-    if kind == AffineBinaryOpKind.Mul and (not lhs[0] or not rhs[0]):
-        (terms, const), k = (rhs, lhs[1]) if not lhs[0] else (lhs, rhs[1])
-        return {dim: c * k for dim, c in terms.items() if c * k}, const * k
-    if rhs[0] or rhs[1] <= 0:
-        return None
-    c = rhs[1]
-    if kind in (AffineBinaryOpKind.FloorDiv, AffineBinaryOpKind.CeilDiv):
-        scaled = {dim: (round(k / c) or (1 if k > 0 else -1)) for dim, k in lhs[0].items()}
-        return scaled, lhs[1] // c
-    if kind == AffineBinaryOpKind.Mod:
-        return dict(lhs[0]), 0
-    return None
-
-
 def _const_bound(e: Expr, buf: Buffer) -> float | None:
     """The width `e` of a box of `buf` when the sizes are large and the loops at their first
     iteration -- a tile's edge `min(8, N - io)` is 8 -- if that is a constant, else None (the
@@ -1303,17 +1257,6 @@ def _holds(loop: Loop, inner: Loop) -> bool:
     return False
 
 
-# Core terms that are priced per innermost loop when a nest has several (`part<k>_<term>`):
-# each loop runs at its own bottleneck, one after the other (softmax's max pass is a chain, its
-# exp pass compute), so the nest's in-core time is the sum of their maxima, not the maximum of
-# their sums.
-PART_PREFIX = "part"
-
-
-def _is_core_count(key: str) -> bool:
-    return key.startswith(("instr_", "chain_")) or key in ("carry", "carry_steps")
-
-
 def part_terms(root: Loop) -> dict[str, Expr]:
     """`part<k>_<term>` for each innermost loop with work, where the nest has more than one."""
     leaves = [lp_ for lp_ in root.walk() if not lp_.loops and (lp_.ops or lp_.accesses)]
@@ -1322,7 +1265,7 @@ def part_terms(root: Loop) -> dict[str, Expr]:
     out: dict[str, Expr] = {}
     for k, leaf in enumerate(leaves):
         for key, value in instr_count(root, only=leaf).items():
-            if _is_core_count(key):
+            if is_core_count(key):
                 out[f"{PART_PREFIX}{k}_{key}"] = value
     return out
 

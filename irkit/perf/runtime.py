@@ -50,8 +50,16 @@ STORE_WEIGHT = 2.0
 # accesses (both lines are read).  A hardware figure (`split_load`, fitted by
 # `irkit calibrate` on a stream of misaligned loads); without it, 1.
 SPLIT_LOAD = 1.0
-# The prefix of the core terms of one innermost loop of a nest (irkit.perf.analysis.PART_PREFIX)
+# Core terms that are priced per innermost loop when a nest has several (`part<k>_<term>`, made by
+# irkit.perf.analysis.part_terms): each loop runs at its own bottleneck, one after the other
+# (softmax's max pass is a chain, its exp pass compute), so the nest's in-core time is the sum of
+# their maxima, not the maximum of their sums.
 PART_PREFIX = "part"
+
+
+def is_core_count(key):
+    """Is `key` a count the in-core time is priced from (and kept per innermost loop)?"""
+    return key.startswith(("instr_", "chain_")) or key in ("carry", "carry_steps")
 # Instruction kinds that are L1 accesses (the L1 term prices them, not the FP pipes);
 # `mis`: the vector accesses among them that may start off their vector's alignment
 MEMORY_KINDS = ("mem", "store", "mem64", "store64", "mis", "mis64")
@@ -209,25 +217,29 @@ def miss_price(kind, i, hw):
     return own if own is not None else miss_price(kind, i - 1, hw)
 
 
-def deeper_kinds(i, hw):
-    """The miss kinds whose price rises past level i (only those need level i's misses counted)."""
-    out = set()
-    for kind in ("strided_miss", "conflict_miss"):
+MISS_LINES = {"strided_miss": "strided_lines", "conflict_miss": "serial_lines"}  # a miss kind's lines
+
+
+def deeper_rises(i, hw):
+    """kind -> how much more a miss of that kind costs past level i than past the level above, for
+    the kinds whose price rises (only those need level i's misses counted)."""
+    out = {}
+    for kind in MISS_LINES:
         here, above = miss_price(kind, i, hw), miss_price(kind, i - 1, hw)
         if here is not None and above is not None and here > above:
-            out.add(kind)
+            out[kind] = here - above
     return out
+
+
+def deeper_kinds(i, hw):
+    """The miss kinds whose price rises past level i."""
+    return set(deeper_rises(i, hw))
 
 
 def deeper_misses(mm, i, hw):
     """The extra wait of the lines a column walk misses at level i (i >= 1): each costs the next
     level's miss figure instead of this level's.  Levels without the figures add nothing."""
-    extra = 0.0
-    for kind, lines in (("strided_miss", "strided_lines"), ("conflict_miss", "serial_lines")):
-        here, above = miss_price(kind, i, hw), miss_price(kind, i - 1, hw)
-        if here is not None and above is not None:
-            extra = extra + mm.get(lines, 0.0) * max(here - above, 0.0)
-    return extra
+    return sum(mm.get(MISS_LINES[kind], 0.0) * rise for kind, rise in deeper_rises(i, hw).items())
 
 
 def _sets(level, line):
@@ -319,7 +331,7 @@ def core_seconds(t, hw, totals):
             parts.setdefault(k, {})[term] = value
     if not parts:
         return whole
-    rest = {key: value for key, value in t.items() if _part_counted(key)}
+    rest = {key: value for key, value in t.items() if is_core_count(key)}
     summed = 0.0
     for counts in parts.values():
         c, ch, l1 = in_core(counts, hw)
@@ -330,10 +342,6 @@ def core_seconds(t, hw, totals):
     c, ch, l1 = in_core(rest, hw)
     summed = summed + np.maximum(np.maximum(c, ch), l1)
     return np.maximum(whole, summed)
-
-
-def _part_counted(key):
-    return (key.startswith(("instr_", "chain_")) or key in ("carry", "carry_steps")) and not key.startswith(PART_PREFIX)
 
 
 def price(nests, kernel_terms, env, hw, cold=False):
@@ -384,25 +392,24 @@ def price(nests, kernel_terms, env, hw, cold=False):
             sets = _sets(lv, line)
             level_env = dict(base, cap=cap_bytes / line, sets=sets, ways=lv["size"] / line / sets)
             tt = fill_terms(level_env)
+            # a kernel this level holds whole moves and misses nothing here between warm calls
+            warm = (not cold) & (kernel_bytes <= lv.get("effective_size", lv["size"]) * share)
             if i == 0:  # strided misses (a column read element by element) wait for their lines
                 mm = {**miss_terms(level_env), "strided_lines": tt.get("strided_lines", 0.0)}
                 serial = mm.get("serial_lines", 0.0) * hw.get("conflict_miss", 0.0)
                 strided = np.maximum(mm.get("strided_lines", 0.0) * hw.get("strided_miss", 0.0), serial)
-                held = (not cold) & (kernel_bytes <= lv.get("effective_size", lv["size"]) * share)
-                strided = np.where(held, 0.0, strided)  # an L1-resident kernel misses nothing
-            else:  # (a kernel this level holds whole misses nothing here between warm calls)
-                held = (not cold) & (kernel_bytes <= lv.get("effective_size", lv["size"]) * share)
+                strided = np.where(warm, 0.0, strided)
+            else:
                 kinds = deeper_kinds(i, hw)
-                if kinds and not np.all(held):
+                if kinds and not np.all(warm):
                     mm = {"strided_lines": tt.get("strided_lines", 0.0)}
                     if kinds != {"strided_miss"}:
                         mm.update(miss_terms(level_env))
-                    strided = strided + np.where(held, 0.0, deeper_misses(mm, i, hw))
+                    strided = strided + np.where(warm, 0.0, deeper_misses(mm, i, hw))
             # fills, and write-backs of stored lines; streamed lines skip the caches and
             # reach DRAM once
             streamed = tt.get("streamed_lines", 0.0) / active
             lines = np.maximum(tt["lines"] + tt.get("stored_lines", 0.0) - 2.0 * streamed, 0.0)
-            warm = (not cold) & (kernel_bytes <= lv.get("effective_size", lv["size"]) * share)
             if below is None:
                 lines = lines + streamed
                 moved = np.where(warm, 0.0, lines * line)
