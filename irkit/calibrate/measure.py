@@ -642,7 +642,7 @@ class Calibrator:
             time.perf_counter() - start,
         )
 
-    def _per_access(self, key: str, label: str, detail: str, fn, accesses: int) -> Result:
+    def _per_access(self, key: str, label: str, detail: str, fn, accesses: float) -> Result:
         """The median seconds an access of a microbenchmark making `accesses` of them a repetition."""
         start = time.perf_counter()
         reps, times = self._times(self._plain(fn))
@@ -653,15 +653,22 @@ class Calibrator:
         )  # fmt: skip
 
     def conflict_miss(self) -> Result:
-        """Seconds one access of a column whose lines share an L1 set costs: misses queued on one set."""
+        """Seconds one miss of a column whose lines share an L1 set costs: misses queued on one set.
+
+        The walk cycles its rows through the set's ways, which keep about ways / rows of its lines
+        (the model's count, irkit.perf.analysis._weight): the time an access is divided by the
+        share that misses, so the figure is a miss's and the model counts this walk's misses the
+        same way (an L1 of unknown ways: the time an access)."""
         from irkit.calibrate.kernels import CONFLICT_COLUMNS, CONFLICT_ROWS
 
+        ways = self.host.caches[0].ways if self.host.caches else None
+        missing = 1.0 - ways / CONFLICT_ROWS if ways and ways < CONFLICT_ROWS else 1.0
         return self._per_access(
             "conflict_miss",
             "L1 miss within one set, from L2",
-            f"columns of {CONFLICT_ROWS} rows, 4096 B apart",
+            f"columns of {CONFLICT_ROWS} rows, 4096 B apart" + (f"; {missing:.3g} of the accesses miss {ways} ways" if missing < 1 else ""),
             self.lib.lib.irkit_cal_conflict,
-            CONFLICT_ROWS * CONFLICT_COLUMNS,
+            CONFLICT_ROWS * CONFLICT_COLUMNS * missing,
         )
 
     def strided_miss(self) -> Result:

@@ -297,3 +297,50 @@ def test_a_tile_short_of_registers_loads_once_per_fma(tmp_path):
     gemm_tile = max((k for k in gemm if k.startswith("part") and k.endswith("_instr_fp_v8")), key=gemm.get)
     part = gemm_tile.split("_", 1)[0]
     assert gemm[f"{part}_instr_mem_v8"] < gemm[gemm_tile] / 4  # B's 2 vectors feed 12 FMAs
+
+
+def _tiled_transpose(rows: int) -> str:
+    """B = A^T over 1024 x 1024 in tiles whose column walks cycle `rows` rows of A, 4 KiB apart:
+    every row of a column in one L1 set."""
+    return (
+        "design tt {\n  sizes { M = 1024, N = 1024 }\n  tensor A : f32[M, N] input\n  tensor B : f32[N, M] output\n"
+        "  B[i, j] = A[j, i]\n"
+        f"  schedule B {{ tile i, j by 32, {rows} -> io, jo, ii, ji }}\n}}\n"
+    )
+
+
+def test_a_column_walk_misses_by_the_rows_it_cycles_through_the_ways(hw, tmp_path):
+    """A tile column of R rows in one set of W ways keeps about W / R of its lines: the conflict
+    misses (the chain they set) go as 1 - W / R, the tile's rows and not the matrix's."""
+    chains = {}
+    for rows in (16, 32, 64):
+        doc = tmp_path / f"t{rows}.design"
+        doc.write_text(_tiled_transpose(rows))
+        chains[rows] = predict(doc, {"M": 1024, "N": 1024}, with_values(hw, strided_miss=0.0)).breakdown["chain"]
+    assert chains[32] / chains[64] == pytest.approx((1 - 8 / 32) / (1 - 8 / 64), rel=0.05)
+    assert chains[16] / chains[64] == pytest.approx((1 - 8 / 16) / (1 - 8 / 64), rel=0.05)
+
+
+def test_the_conflict_figure_is_a_miss_not_an_access():
+    """The calibration's column walk (64 rows in 8 ways) misses 7 accesses in 8: the figure is
+    the time an access over that share, so the model, counting the walk's misses the same way,
+    prices it at what was measured (an L1 of unknown ways: the time an access)."""
+    from types import SimpleNamespace
+
+    from irkit.calibrate import measure
+    from irkit.calibrate.detect import CacheLevel
+    from irkit.calibrate.kernels import CONFLICT_COLUMNS, CONFLICT_ROWS
+
+    def counted(ways):
+        seen = []
+        cal = SimpleNamespace(
+            host=SimpleNamespace(caches=[CacheLevel(1, 32768, 64, 1, ways)]),
+            lib=SimpleNamespace(lib=SimpleNamespace(irkit_cal_conflict=None)),
+            _per_access=lambda key, label, detail, fn, accesses: seen.append(accesses),
+        )
+        measure.Calibrator.conflict_miss(cal)
+        return seen[0]
+
+    walk = CONFLICT_ROWS * CONFLICT_COLUMNS
+    assert counted(8) == pytest.approx(walk * (1 - 8 / CONFLICT_ROWS))
+    assert counted(None) == walk
