@@ -83,6 +83,25 @@ def chain_cases() -> list[FitCase]:
     ]
 
 
+def forward_case(levels: list[dict], simd: float) -> FitCase:
+    """Store-to-load forwarding as irkit's kernels meet it: an accumulator kept in memory across
+    an outer loop (`o[x] += a[k, x]`, k outside, x one full-width vector inside), so that each
+    entry of the inner loop reloads the vector the entry before stored.  Fitted through the model
+    (its L1 term: the entry's loads and stores plus the carried add and forwarding), so the figure
+    is what a carried entry of irkit's C costs beyond them; the C microbenchmark's figure (a loop
+    with its prologue and tails) is the starting value and stays where the fit fails."""
+    lanes = max(1, int(simd) // 32)
+    k = max(64, int(_capacity(levels[0]) * 0.5 / (lanes * 4)))
+    doc = (
+        "design cal_forward {\n  sizes { K = 256, X = 16 }\n  tensor a : f32[K, X] input\n  tensor o : f32[X] output\n"
+        "  o[x] += a[k, x]\n  schedule o {\n    reorder k, x\n    vectorize x\n  }\n}\n"
+    )
+    return FitCase(
+        "store_forward", doc, {"K": k, "X": lanes}, 0.0, 40.0,
+        "o[x] += a[k, x], k outside, one vector of x inside: each entry reloads what the one before stored",
+    )  # fmt: skip
+
+
 def _column_doc(columns: int = 1024) -> str:
     """A column of a matrix whose rows are `columns` floats apart (1024: a page, every line in the
     few sets a page stride reaches; 1040: a page and a line, every access a page of its own with
@@ -463,6 +482,7 @@ def plan(hardware, quick: bool = False) -> list[FitStep]:
     steps = [
         FitStep("chain latencies (add, FMA, max)", median_of(*chains[:3])),
         FitStep("out-of-order window, overlapping chains", median_of(chains[3])),
+        FitStep("store forwarding, an accumulator in memory", median_of(forward_case(values["levels"], values["simd"]))),
     ]
     # the overlaps are the noisiest fits (a level's stream swings 30% between runs on a shared
     # host, and the figure with it): the median of 5
@@ -480,7 +500,7 @@ def plan(hardware, quick: bool = False) -> list[FitStep]:
 
 def planned(cache_levels: int, quick: bool = False) -> int:
     """How many steps `plan` makes for a host with that many cache levels."""
-    return 4 + cache_levels + (0 if quick else 2)
+    return 5 + cache_levels + (0 if quick else 2)
 
 
 NO_SLOWER = 1.5  # a level whose strided miss fits within this of the level above's is as fast (L3 serves a
@@ -531,7 +551,7 @@ def describe(fits: list[Fitted]) -> str:
     for f in fits:
         if f.value is None:
             parts.append(f"{f.figure} left out")
-        elif f.figure.endswith("_latency"):
+        elif f.figure.endswith("_latency") or f.figure == "store_forward":
             parts.append(f"{f.figure} {f.value:.3g} cycles")
         elif f.figure in ("tlb_miss", "gather_lane") or f.figure.endswith("strided_miss"):
             parts.append(f"{f.figure} {f.value * 1e9:.3g} ns")

@@ -344,3 +344,20 @@ def test_the_conflict_figure_is_a_miss_not_an_access():
     walk = CONFLICT_ROWS * CONFLICT_COLUMNS
     assert counted(8) == pytest.approx(walk * (1 - 8 / CONFLICT_ROWS))
     assert counted(None) == walk
+
+
+def test_store_forwarding_is_fitted_on_an_accumulator_kept_in_memory(hw, tmp_path):
+    """The forwarding document carries one full-width vector in memory across its outer loop:
+    every entry of the inner loop is a carried step, and a cycle more of `store_forward` costs
+    every entry a cycle."""
+    case = fit.forward_case(hw.values["levels"], hw.values["simd"])
+    assert case.sizes["X"] == 8  # one 256-bit vector of f32
+    assert case.sizes["K"] * case.sizes["X"] * 4 <= 0.5 * 32 * 1024  # in half the L1
+    terms = core_terms(case.document, tmp_path, case.sizes)
+    assert terms["carry_steps"] == case.sizes["K"]
+    doc = tmp_path / "forward.design"
+    doc.write_text(case.document)
+    base = with_values(hw, call_overhead=0.0)
+    p = predict(doc, case.sizes, with_values(base, store_forward=4.0)).seconds
+    q = predict(doc, case.sizes, with_values(base, store_forward=5.0)).seconds
+    assert q - p == pytest.approx(case.sizes["K"] / 3e9, rel=0.05)  # a cycle at 3 GHz an entry
