@@ -115,6 +115,11 @@ TOP_FIELDS: dict[str, tuple[str, bool]] = {
     "split_load": ("count", False),
     "split_load_256": ("count", False),  # ... for explicit 256-bit vectors on a wider core
     "split_load_128": ("count", False),
+    # ... and the share of a set-conflicting column walk's accesses that miss when it cycles 2, 4
+    # and 8 x the ways of the sets it reaches through them (16 x and more: all).
+    "conflict_share_2": ("count", False),
+    "conflict_share_4": ("count", False),
+    "conflict_share_8": ("count", False),
     # The pages numpy's large arrays get (transparent huge pages: 2 MiB where the host gives them).
     "huge_page": ("bytes", False),
 }

@@ -44,6 +44,7 @@ class FitCase:
     lo: float
     hi: float
     why: str  # what the benchmark is, for the description's comment
+    bounded: bool = False  # a share: a measurement beyond what [lo, hi] can reach takes the nearer bound
 
 
 def _chain_doc(name: str, statement: str, relaxed: bool) -> str:
@@ -100,6 +101,45 @@ def forward_case(levels: list[dict], simd: float) -> FitCase:
         "store_forward", doc, {"K": k, "X": lanes}, 0.0, 40.0,
         "o[x] += a[k, x], k outside, one vector of x inside: each entry reloads what the one before stored",
     )  # fmt: skip
+
+
+CONFLICT_ROW_FLOATS = 1024  # a row of the conflicting walk: 4 KiB, so every row starts in the same L1 set
+CONFLICT_WALK_COLUMNS = 64  # columns walked: 4 lines a row, a footprint well inside L2 at 16 x the ways
+
+
+def _conflict_doc() -> str:
+    """A column walk down P rows exactly 4 KiB apart (as a power-of-two matrix's transpose or a
+    naive matmul's B reads), Q columns in turn: the P lines of a column share one L1 set."""
+    return (
+        f"design cal_conflict {{\n  sizes {{ P = 64, Q = {CONFLICT_WALK_COLUMNS} }}\n"
+        f"  tensor a : f32[P, Q + {CONFLICT_ROW_FLOATS - CONFLICT_WALK_COLUMNS}] input\n  tensor o : f32[Q, P] output\n"
+        "  o[q, p] = a[p, q] * 1.5\n}\n"
+    )
+
+
+def conflict_cases(ways: int) -> list[FitCase]:
+    """The set-conflict miss and the share of a walk's accesses that pay it: first the walk of
+    16 x the L1's ways (every access misses: `conflict_miss`), then 8, 4 and 2 x (each share fitted
+    with the price fixed), so that the model's walk of any length through a set interpolates
+    measured points (on the Zen 4 host, 8 ways: 0.25 of the accesses at 16 rows, 0.6 at 32, all
+    from 64, where a walk keeping ways / rows of its lines would miss 0.5, 0.75, 0.875)."""
+    doc = _conflict_doc()
+    q = CONFLICT_WALK_COLUMNS
+    cases = [
+        FitCase(
+            "conflict_miss", doc, {"P": 16 * ways, "Q": q}, 0.0, 1e-6,
+            f"{q} columns of {16 * ways} rows 4 KiB apart: every access an L1 miss queued on one set",
+        )  # fmt: skip
+    ]
+    for times in (8, 4, 2):
+        cases.append(
+            FitCase(
+                f"conflict_share_{times}", doc, {"P": times * ways, "Q": q}, 0.0, 1.0,
+                f"{q} columns of {times * ways} rows 4 KiB apart ({times} x the {ways} ways): the share that misses",
+                bounded=True,
+            )  # fmt: skip
+        )
+    return cases
 
 
 def _column_doc(columns: int = 1024) -> str:
@@ -421,6 +461,11 @@ def _solve_case(case: FitCase, hardware, measured: float, put, predict) -> Fitte
     put(value)
     if value is None:
         at_lo, at_hi = predicted(case.lo), predicted(case.hi)
+        if case.bounded:  # a share can be no less than none and no more than all
+            value = case.lo if abs(measured - at_lo) <= abs(measured - at_hi) else case.hi
+            put(value)
+            note = f"{case.why}: {measured * 1e6:.3g} us a call, at the bound (the model's {at_lo * 1e6:.3g}-{at_hi * 1e6:.3g} us)"
+            return Fitted(case.figure, value, measured, note)
         put(None)
         note = (
             f"left out: measured {measured * 1e6:.3g} us a call, but the model predicts {at_lo * 1e6:.3g} to "
@@ -490,6 +535,9 @@ def plan(hardware, quick: bool = False) -> list[FitStep]:
     splits = [split_case()] + ([split_case(8)] if values["simd"] > 256 else [])
     steps.append(FitStep("misaligned vector loads", median_of(*splits)))
     steps.append(FitStep("gathered lanes", median_of(gather_case())))
+    ways = values["levels"][0].get("ways")
+    if ways:  # a walk's share of misses needs the L1's associativity
+        steps.append(FitStep("set-conflicting column walks", cases(*conflict_cases(int(ways)))))
     deep = deep_miss_cases(values["levels"])
     if not quick and deep:
         steps.append(FitStep("strided misses beyond L2", lambda hw, cflags: _deep_step(deep, hw, cflags)))
@@ -498,9 +546,10 @@ def plan(hardware, quick: bool = False) -> list[FitStep]:
     return steps
 
 
-def planned(cache_levels: int, quick: bool = False) -> int:
-    """How many steps `plan` makes for a host with that many cache levels."""
-    return 5 + cache_levels + (0 if quick else 2)
+def planned(cache_levels: int, quick: bool = False, ways: bool = True) -> int:
+    """How many steps `plan` makes for a host with that many cache levels (`ways`: /sys gives the
+    L1's associativity, so the conflict walks are fitted)."""
+    return 5 + cache_levels + int(ways) + (0 if quick else 2)
 
 
 NO_SLOWER = 1.5  # a level whose strided miss fits within this of the level above's is as fast (L3 serves a
@@ -553,7 +602,7 @@ def describe(fits: list[Fitted]) -> str:
             parts.append(f"{f.figure} left out")
         elif f.figure.endswith("_latency") or f.figure == "store_forward":
             parts.append(f"{f.figure} {f.value:.3g} cycles")
-        elif f.figure in ("tlb_miss", "gather_lane") or f.figure.endswith("strided_miss"):
+        elif f.figure in ("tlb_miss", "gather_lane", "conflict_miss") or f.figure.endswith("strided_miss"):
             parts.append(f"{f.figure} {f.value * 1e9:.3g} ns")
         else:
             parts.append(f"{f.figure} {f.value:.3g}")

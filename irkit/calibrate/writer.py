@@ -129,6 +129,9 @@ FIELD_FAMILY = {
     "split_load": "number",
     "split_load_256": "number",
     "split_load_128": "number",
+    "conflict_share_2": "number",
+    "conflict_share_4": "number",
+    "conflict_share_8": "number",
 }
 
 
@@ -210,6 +213,9 @@ TOP_MEASURED = (
     "split_load",
     "split_load_256",
     "gather_lane",
+    "conflict_share_2",
+    "conflict_share_4",
+    "conflict_share_8",
     "huge_page",
 )
 

@@ -27,7 +27,7 @@ from irkit.units import (
 
 WHOLE_COUNTS = ("cores", "fma_units", "threads_per_core", "shared", "ways")
 # Fitted figures whose 0 means something: no transfer hidden (ECM), no look-ahead.
-MAY_BE_ZERO = ("overlap", "ooo_window", "split_load", "split_load_256", "split_load_128")
+MAY_BE_ZERO = ("overlap", "ooo_window", "split_load", "split_load_256", "split_load_128", "conflict_share_2", "conflict_share_4", "conflict_share_8")
 
 
 def _fields(owner: Operation, what: str, ops: list[Operation], table: dict[str, tuple[str, bool]]) -> list[Diagnostic]:

@@ -25,7 +25,7 @@ lists the same bounds.
   `parallel_overhead`, `call_overhead` at most 100 ms; the fitted chain latencies
   (`add_latency` ...) 0.25-64 cycles, `ooo_window` at most 10,000 instructions,
   `tlb_entries` 4 to 2^20 pages, `tlb_miss` at most 1 us, `store_weight` 0.1-16,
-  `overlap` (a cache level's, DRAM's) 0-1, `split_load[_256|_128]` 0-16 accesses, `gather_lane` at most 1 us, a level's or
+  `overlap` (a cache level's, DRAM's) 0-1, `conflict_share_2/4/8` 0-1, `split_load[_256|_128]` 0-16 accesses, `gather_lane` at most 1 us, a level's or
   DRAM's `strided_miss` and `conflict_miss` at most 2 us; `huge_page` a power of two
   within 4 KiB-1 GiB;
 - **sizes** a `line` a power of two within 16-1024 B; every cache level at least
@@ -53,6 +53,7 @@ from irkit.units import to_base
 
 GHZ = 1e9
 MIN_CLOCK, MAX_CLOCK = 0.3 * GHZ, 7.0 * GHZ
+CONFLICT_SHARE_KEYS = ("conflict_share_2", "conflict_share_4", "conflict_share_8")  # irkit.perf.runtime.CONFLICT_SHARES
 MAX_CORES = 4096
 MAX_THREADS_PER_CORE = 8
 MAX_FMA_UNITS = 4
@@ -211,6 +212,7 @@ class _Checker:
         for key, (lo, hi), text in (
             ("ooo_window", OOO_WINDOW, "instructions an out-of-order core looks ahead"),
             ("tlb_entries", TLB_ENTRIES, "pages a TLB holds"),
+            *((key, (0.0, 1.0), "a share of a column walk's accesses") for key in CONFLICT_SHARE_KEYS),
         ):
             f = top.get(key)
             if f is not None and not lo <= f.base <= hi:

@@ -55,7 +55,7 @@ from irkit.dialects import loop as lp
 from irkit.kernel_abi import kernel_args, layout_order
 from irkit.perf import expr as ex
 from irkit.perf.expr import Expr
-from irkit.perf.runtime import PART_PREFIX, is_core_count
+from irkit.perf.runtime import CONFLICT_SHARES, PART_PREFIX, is_core_count
 
 CAP = "cap"  # the capacity of the cache being priced, in lines
 SETS = "sets"  # its number of sets (lines / ways): strided rows may crowd into a few of them
@@ -256,7 +256,7 @@ class Reader:
         for t in tensors:
             shape = [affine_to_expr(r, [], size_syms) for r in t.shape.results]
             self.buffers[t.value] = Buffer(t.name, _elem_bytes(t.memref), shape, t.order, t.role)
-        self.used_names |= {CAP, SETS, WAYS, LINE, LANES32, LANES64, CORES, HUGE_PAGE}
+        self.used_names |= {CAP, SETS, WAYS, LINE, LANES32, LANES64, CORES, HUGE_PAGE, *CONFLICT_SHARES}
         for op in kernel.body.walk():
             if isinstance(op, lp.LoadOp | lp.StoreOp) and op.memref in self.buffers:
                 b = self.buffers[op.memref]
@@ -1006,8 +1006,19 @@ def _weight(buf: Buffer, select: str, rows: Expr | None = None) -> Expr:
         rows = ex.ONE
         for d in order[:-1]:
             rows = rows * buf.shape[d]
-    kept = ex.rdiv(ex.sym(WAYS) * reach, rows)
-    return ex.rdiv(ex.ONE, reach) * ex.max_(ex.ZERO, 1 - kept)
+    return ex.rdiv(ex.ONE, reach) * conflict_share(ex.rdiv(rows, ex.sym(WAYS) * reach))
+
+
+def conflict_share(cycled: Expr) -> Expr:
+    """The share of a column walk's accesses that miss when it cycles `cycled` x the ways of the
+    sets it reaches: none at 1 x, the measured `conflict_share_<n>` at 2, 4 and 8 x, all from
+    16 x; linear in between (irkit.perf.runtime.CONFLICT_SHARES)."""
+    s2, s4, s8 = (ex.sym(key) for key in CONFLICT_SHARES)
+    points = [(1, ex.ZERO), (2, s2), (4, s4), (8, s8), (16, ex.ONE)]
+    share: Expr = ex.ONE
+    for (x0, y0), (x1, y1) in reversed(list(zip(points, points[1:]))):
+        share = ex.le(cycled, x1, y0 + (y1 - y0) * ex.rdiv(cycled - x0, x1 - x0), share)
+    return ex.le(cycled, 1, ex.ZERO, share)
 
 
 def fit_footprint(root: Loop, include_root: bool) -> Expr:
@@ -1085,7 +1096,8 @@ def _walked_rows(a: Access, loop: Loop) -> Expr:
 def _walked_box_rows(b: Box, loop: Loop) -> Expr | None:
     """The rows a box of one iteration walks down over a run of `loop`: its own rows plus the
     loop's trips times its shift across rows; None (the buffer's rows) if the loop does not move
-    it across rows."""
+    it across rows (a loop along a row: the lines it comes back to compete with the rest of the
+    column's, as a narrow tile's rows with the next tile's, measured on 8 x 8 transposes)."""
     order = b.buf.order or list(range(len(b.widths)))
     rows = ex.ONE
     moved = False

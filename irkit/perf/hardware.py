@@ -32,6 +32,7 @@ from pathlib import Path
 
 from irkit.diagnostics import Diagnostic, DiagnosticError
 from irkit.dialects import design as d
+from irkit.perf.runtime import CONFLICT_SHARES
 from irkit.units import to_base
 
 
@@ -133,6 +134,9 @@ def from_op(hw: d.HardwareOp, source: str) -> Hardware:
     gather = _seconds(top, "gather_lane", frequency)
     if gather is not None:
         values["gather_lane"] = gather
+    for key in CONFLICT_SHARES:
+        if key in top:
+            values[key] = top[key][0]
     if "split_load" in top:
         values["split_load"] = top["split_load"][0]
     for bits in (256, 128):

@@ -50,6 +50,13 @@ STORE_WEIGHT = 2.0
 # accesses (both lines are read).  A hardware figure (`split_load`, fitted by
 # `irkit calibrate` on a stream of misaligned loads); without it, 1.
 SPLIT_LOAD = 1.0
+# A column walk whose rows share a few L1 sets misses on some of its accesses, more the more rows
+# it cycles through those sets' ways: the share that miss (each then costs `conflict_miss`) at 2,
+# 4 and 8 x the ways, measured by `irkit calibrate` (hardware figures of those names); between
+# them the model interpolates, from none at 1 x to all at 16 x and beyond.  Without the figures,
+# these: a walk of R rows over W ways keeping W / R of its lines (1 - W / R at those points).
+CONFLICT_SHARES = {"conflict_share_2": 0.5, "conflict_share_4": 0.75, "conflict_share_8": 0.875}
+
 # Core terms that are priced per innermost loop when a nest has several (`part<k>_<term>`, made by
 # irkit.perf.analysis.part_terms): each loop runs at its own bottleneck, one after the other
 # (softmax's max pass is a chain, its exp pass compute), so the nest's in-core time is the sum of
@@ -362,6 +369,7 @@ def price(nests, kernel_terms, env, hw, cold=False):
     base.update({"line": line, "lanes32": lanes32, "lanes64": hw["simd"] / 64.0, "cores": float(hw["cores"])})
     base["window"] = float(hw.get("ooo_window", 0.0))
     base["huge_page"] = float(hw.get("huge_page", PAGE_BYTES))  # the pages large numpy arrays get
+    base.update({key: float(hw.get(key, default)) for key, default in CONFLICT_SHARES.items()})
     kernel_wide = kernel_terms(base)
     kernel_bytes = kernel_wide["kernel_bytes"]
     overlap = {lv["name"]: lv["overlap"] for lv in levels[1:] if "overlap" in lv}

@@ -243,7 +243,8 @@ def _calibrate(args: argparse.Namespace, progress: Progress) -> int:
     # The plan needs only the host; building the microbenchmarks is its first step.
     calibrator = Calibrator(host, settings)
     steps = calibrator.steps()
-    progress.total = len(steps) + 1 + fit.planned(len(host.caches), quick=bool(args.quick))
+    l1_ways = bool(host.caches and host.caches[0].ways)
+    progress.total = len(steps) + 1 + fit.planned(len(host.caches), quick=bool(args.quick), ways=l1_ways)
     progress.start(f"building the microbenchmarks (irkit's C backend, -march={march})")
     t0 = time.perf_counter()
     lib = load_library(host, cflags, march)

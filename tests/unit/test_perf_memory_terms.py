@@ -175,6 +175,7 @@ def test_new_fields_parse_print_and_are_checked(tmp_path):
         (("  strided_miss 1 ns\n", "  strided_miss 1 ns\n  split_load 40\n"), "split_load"),
         (("  strided_miss 1 ns\n", "  strided_miss 1 ns\n  huge_page 3000 B\n"), "huge_page"),
         (("bandwidth_core 25 GB/s }", "bandwidth_core 25 GB/s; strided_miss 5 us }"), "strided_miss"),
+        (("  strided_miss 1 ns\n", "  strided_miss 1 ns\n  conflict_share_4 1.5\n"), "conflict_share_4"),
     ],
 )
 def test_the_checker_refuses_implausible_new_fields(tmp_path, edit, refusal):
@@ -361,3 +362,28 @@ def test_store_forwarding_is_fitted_on_an_accumulator_kept_in_memory(hw, tmp_pat
     p = predict(doc, case.sizes, with_values(base, store_forward=4.0)).seconds
     q = predict(doc, case.sizes, with_values(base, store_forward=5.0)).seconds
     assert q - p == pytest.approx(case.sizes["K"] / 3e9, rel=0.05)  # a cycle at 3 GHz an entry
+
+
+def test_a_walks_share_of_misses_interpolates_the_measured_points(hw, tmp_path):
+    """With `conflict_share_<n>` measured, a walk of 2, 4, 8 x the ways misses those shares of its
+    accesses, all from 16 x, linearly in between."""
+    measured = with_values(hw, strided_miss=0.0, conflict_share_2=0.25, conflict_share_4=0.6, conflict_share_8=1.0)
+    chains = {}
+    for rows in (16, 24, 32, 64, 128):
+        doc = tmp_path / f"t{rows}.design"
+        doc.write_text(_tiled_transpose(rows))
+        chains[rows] = predict(doc, {"M": 1024, "N": 1024}, measured).breakdown["chain"]
+    full = chains[128]
+    assert chains[16] / full == pytest.approx(0.25, rel=0.02)
+    assert chains[24] / full == pytest.approx((0.25 + 0.6) / 2, rel=0.02)
+    assert chains[32] / full == pytest.approx(0.6, rel=0.02)
+    assert chains[64] / full == pytest.approx(1.0, rel=0.02)
+
+
+def test_the_conflict_walks_are_sized_to_the_ways():
+    """The price at 16 x the ways, then the shares at 8, 4 and 2 x (a 12-way L1: 192 rows ...)."""
+    cases = fit.conflict_cases(12)
+    assert [c.figure for c in cases] == ["conflict_miss", "conflict_share_8", "conflict_share_4", "conflict_share_2"]
+    assert [c.sizes["P"] for c in cases] == [192, 96, 48, 24]
+    assert all(c.bounded for c in cases[1:]) and not cases[0].bounded
+    assert "Q + 960" in cases[0].document  # rows of 1024 floats at Q = 64: 4 KiB apart
