@@ -431,16 +431,27 @@ def _setter(values: dict, figure: str) -> Callable[[float | None], None]:
     return put
 
 
+_BASELINES: dict[tuple, float] = {}
+
+
+def _baseline(document: str, names: tuple[str, ...], cflags: list[str] | None) -> float:
+    """What a call costs beyond its work (the call, the loops' setup): the same kernel at its
+    smallest size, taken off, so that short L1-resident benchmarks measure their work only.
+    Measured once per document in a process (the repeated fits of a figure and the walks of
+    several lengths share it: a second or so of calibration)."""
+    key = (document, names, tuple(cflags or ()))
+    if key not in _BASELINES:
+        _BASELINES[key] = seconds_per_call(compile_timed(document, {name: 1 for name in names}, cflags))
+    return _BASELINES[key]
+
+
 def fit_case(case: FitCase, hardware, cflags: list[str] | None = None) -> Fitted:
     """Measure the case's document and solve for its figure in `hardware` (whose values it leaves
     set to the fitted value, or without the figure if the fit failed)."""
     from irkit.perf.predict import predict
 
     timed = compile_timed(case.document, case.sizes, cflags)
-    # What a call costs beyond its work (the call, the loops' setup): the same kernel at its
-    # smallest size, taken off, so that short L1-resident benchmarks measure their work only.
-    tiny = {name: 1 for name in case.sizes}
-    measured = seconds_per_call(timed) - seconds_per_call(compile_timed(case.document, tiny, cflags))
+    measured = seconds_per_call(timed) - _baseline(case.document, tuple(case.sizes), cflags)
     put = _setter(hardware.values, case.figure)
     # The wrapper calls the kernel from C: no ctypes call, and the calls' data stays warm.
     call_overhead = hardware.values.pop("call_overhead", None)
