@@ -541,13 +541,8 @@ def plan(hardware, quick: bool = False) -> list[FitStep]:
         FitStep("store forwarding, an accumulator in memory", median_of(forward_case(values["levels"], values["simd"]))),
     ]
     # the overlaps are the noisiest fits (a level's stream swings 30% between runs on a shared
-    # host, and the figure with it): the median of 5 for the caches; DRAM's stream is the
-    # largest document of all (4 x the last level) and takes the median of 3, which keeps the
-    # whole calibration within 30 s
-    steps += [
-        FitStep(f"{c.figure.split('.')[0]} overlap with the core's work", median_of(c, runs=3 if c.figure == "dram.overlap" else 5))
-        for c in streams[1:]
-    ]
+    # host, and the figure with it): the median of 5
+    steps += [FitStep(f"{c.figure.split('.')[0]} overlap with the core's work", median_of(c, runs=5)) for c in streams[1:]]
     splits = [split_case()] + ([split_case(8)] if values["simd"] > 256 else [])
     steps.append(FitStep("misaligned vector loads", median_of(*splits)))
     steps.append(FitStep("gathered lanes", median_of(gather_case())))
