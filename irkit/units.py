@@ -50,6 +50,11 @@ FAMILY_EXAMPLES = {
 }
 
 # field -> (unit family, required?) for the top level of a hardware block ...
+# The measured shares of a set-conflicting column walk's accesses that miss (irkit.perf.runtime's
+# CONFLICT_SHARES has the same keys with their defaults; it imports nothing, being copied into
+# emitted modules).
+CONFLICT_SHARE_KEYS = ("conflict_share_2", "conflict_share_4", "conflict_share_8")
+
 TOP_FIELDS: dict[str, tuple[str, bool]] = {
     "cores": ("count", True),
     "simd": ("bits", True),
@@ -117,9 +122,7 @@ TOP_FIELDS: dict[str, tuple[str, bool]] = {
     "split_load_128": ("count", False),
     # ... and the share of a set-conflicting column walk's accesses that miss when it cycles 2, 4
     # and 8 x the ways of the sets it reaches through them (16 x and more: all).
-    "conflict_share_2": ("count", False),
-    "conflict_share_4": ("count", False),
-    "conflict_share_8": ("count", False),
+    **{key: ("count", False) for key in CONFLICT_SHARE_KEYS},
     # The pages numpy's large arrays get (transparent huge pages: 2 MiB where the host gives them).
     "huge_page": ("bytes", False),
 }

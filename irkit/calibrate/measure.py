@@ -656,9 +656,10 @@ class Calibrator:
         """Seconds one miss of a column whose lines share an L1 set costs: misses queued on one set.
 
         The walk cycles its rows through the set's ways, which keep about ways / rows of its lines
-        (the model's count, irkit.perf.analysis._weight): the time an access is divided by the
-        share that misses, so the figure is a miss's and the model counts this walk's misses the
-        same way (an L1 of unknown ways: the time an access)."""
+        (what the model's default shares, irkit.perf.runtime.CONFLICT_SHARES, count for this walk
+        on an 8-way L1): the time an access is divided by the share that misses, so the figure is
+        a miss's (an L1 of unknown ways: the time an access).  It is the starting value of the fit
+        on irkit's own walks (irkit.calibrate.fit.conflict_cases)."""
         from irkit.calibrate.kernels import CONFLICT_COLUMNS, CONFLICT_ROWS
 
         ways = self.host.caches[0].ways if self.host.caches else None

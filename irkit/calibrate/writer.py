@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from irkit.units import CACHE_FIELDS, DRAM_FIELDS, TOP_FIELDS, UNIT_SCALE
+from irkit.units import CACHE_FIELDS, CONFLICT_SHARE_KEYS, DRAM_FIELDS, TOP_FIELDS, UNIT_SCALE
 
 # unit family -> the unit written for it (latency and bytes choose by size, see `quantity`).
 UNITS = {"rate": "GFLOP/s", "bandwidth": "GB/s", "frequency": "GHz", "bits": "bits"}
@@ -129,9 +129,7 @@ FIELD_FAMILY = {
     "split_load": "number",
     "split_load_256": "number",
     "split_load_128": "number",
-    "conflict_share_2": "number",
-    "conflict_share_4": "number",
-    "conflict_share_8": "number",
+    **{key: "number" for key in CONFLICT_SHARE_KEYS},
 }
 
 
@@ -213,9 +211,7 @@ TOP_MEASURED = (
     "split_load",
     "split_load_256",
     "gather_lane",
-    "conflict_share_2",
-    "conflict_share_4",
-    "conflict_share_8",
+    *CONFLICT_SHARE_KEYS,
     "huge_page",
 )
 

@@ -16,6 +16,7 @@ from irkit.dialects import design as d
 from irkit.hardware_files import find_hardware, search_dirs
 from irkit.units import (
     CACHE_FIELDS,
+    CONFLICT_SHARE_KEYS,
     DRAM_FIELDS,
     FAMILY_EXAMPLES,
     TEXT_FIELDS,
@@ -27,7 +28,7 @@ from irkit.units import (
 
 WHOLE_COUNTS = ("cores", "fma_units", "threads_per_core", "shared", "ways")
 # Fitted figures whose 0 means something: no transfer hidden (ECM), no look-ahead.
-MAY_BE_ZERO = ("overlap", "ooo_window", "split_load", "split_load_256", "split_load_128", "conflict_share_2", "conflict_share_4", "conflict_share_8")
+MAY_BE_ZERO = ("overlap", "ooo_window", "split_load", "split_load_256", "split_load_128", *CONFLICT_SHARE_KEYS)
 
 
 def _fields(owner: Operation, what: str, ops: list[Operation], table: dict[str, tuple[str, bool]]) -> list[Diagnostic]:

@@ -49,11 +49,10 @@ from dataclasses import dataclass
 
 from irkit.diagnostics import Diagnostic, at_op
 from irkit.dialects import design as d
-from irkit.units import to_base
+from irkit.units import CONFLICT_SHARE_KEYS, to_base
 
 GHZ = 1e9
 MIN_CLOCK, MAX_CLOCK = 0.3 * GHZ, 7.0 * GHZ
-CONFLICT_SHARE_KEYS = ("conflict_share_2", "conflict_share_4", "conflict_share_8")  # irkit.perf.runtime.CONFLICT_SHARES
 MAX_CORES = 4096
 MAX_THREADS_PER_CORE = 8
 MAX_FMA_UNITS = 4

@@ -52,9 +52,10 @@ from xdsl.irdl import (
 from xdsl.traits import NoTerminator, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
+from irkit.units import CONFLICT_SHARE_KEYS
+
 MODEL_SYMBOLS = frozenset(
-    {"cap", "sets", "ways", "line", "lanes32", "lanes64", "cores", "window", "huge_page"}
-    | {"conflict_share_2", "conflict_share_4", "conflict_share_8"}  # irkit.perf.runtime.CONFLICT_SHARES
+    {"cap", "sets", "ways", "line", "lanes32", "lanes64", "cores", "window", "huge_page", *CONFLICT_SHARE_KEYS}
 )
 
 

@@ -994,10 +994,9 @@ def column_sets(buf: Buffer) -> Expr:
 def _weight(buf: Buffer, select: str, rows: Expr | None = None) -> Expr:
     """A line's weight in a traffic figure: 1, or for `serial` (strided misses that queue on
     the sets they share) 1 / the sets a column of the buffer reaches, less the share of the
-    column those sets' ways keep.  `rows`: the rows the column walk cycles through before it
-    comes back to a line (a tile's height; default the buffer's); with R rows over W ways a
-    walk keeps about W / R of its lines (a 32-row tile column in 8 ways misses 3 in 4 accesses,
-    a 1024-row column nearly all), as measured on column walks of 16 to 1024 rows."""
+    column those sets' ways keep (`conflict_share` of the rows over the ways).  `rows`: the rows
+    the column walk cycles through before it comes back to a line (a tile's height; default the
+    buffer's)."""
     if select != "serial":
         return ex.ONE
     reach = column_sets(buf)
