@@ -8,8 +8,8 @@
 Every example in `examples/` is built under several schedules (its own,
 none, and alternatives such as no `parallel`, a simple loop order, other
 tiles, unfused stages; `irkit.validate.suite`) and timed at sizes from
-cache-resident to DRAM-bound, each in its steady state and twice (two
-passes over the suite); the cost model predicts each case for the
+cache-resident to DRAM-bound, each in its steady state and three times
+(three passes over the suite); the cost model predicts each case for the
 hardware `--hw` (default: each document's own hardware section).  The
 report gives the median and 90th-percentile absolute percentage error
 |predicted - measured| / measured, and per kernel and size (a group) the

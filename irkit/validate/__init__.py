@@ -5,7 +5,7 @@
   to DRAM-bound;
 - `measure`: compile each variant and time it in its steady state
   (`irkit.timing`), the schedules of one kernel and size alternated, every
-  case twice (two passes over the suite);
+  case three times (three passes over the suite);
 - `stats`: absolute percentage error, median and percentiles, Kendall's
   tau-b, the summary;
 - `ranking`: what a tuner needs per kernel and size -- the top-1 score,
