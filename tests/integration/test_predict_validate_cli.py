@@ -108,16 +108,16 @@ def test_validate_quick_json(capsys, tmp_path, host_hw):
         assert row["error"] is None, row
         assert row["measured_s"] > 0 and row["predicted_s"] > 0
         assert row["abs_error_pct"] == pytest.approx(stats.abs_pct_error(row["predicted_s"], row["measured_s"]))
-        assert len(row["runs_s"]) == 2 and row["measured_s"] == min(row["runs_s"])  # measured twice
+        assert len(row["runs_s"]) == measure.PASSES == 3 and row["measured_s"] == min(row["runs_s"])
         assert row["spread_pct"] == pytest.approx(ranking.spread_pct(row["runs_s"]))
         assert row["within_spread"] == (row["abs_error_pct"] <= row["spread_pct"])
     s = result["summary"]
     assert s["compared"] == 8 and s["median_abs_error_pct"] is not None and len(s["groups"]) == 4
     assert s["top1_groups"] == 4 and 0 < s["mean_top1"] <= 1 and 0 <= s["mean_pairwise"] <= 1
     assert s["spread_cases"] == 8 and s["targets"]["label"] == "native build" and "top1_share" in s["met"]
-    assert result["march"] == "native" and result["passes"] == 2
+    assert result["march"] == "native" and result["passes"] == measure.PASSES
     assert "[1/8] gemm" in err and "measured" in err and "predicted" in err  # progress
-    assert "pass 2 of 2" in err and "spread" in err
+    assert "pass 3 of 3" in err and "spread" in err
     # the summary line (a busy machine's warning may follow it)
     (last,) = [line for line in err.splitlines() if line.startswith("irkit validate (native): 8 cases")]
     assert "top-1 >= 0.95 in" in last and "pairwise" in last and "within the run-to-run spread" in last
