@@ -117,6 +117,9 @@ TOP_FIELDS: dict[str, tuple[str, bool]] = {
     # aligned accesses ...
     # ... what a lane of a gather or scatter (a strided vector access) costs beyond its load ...
     "gather_lane": ("latency", False),
+    # ... what an entry of a vector loop gcc gets as `omp simd` (a runtime trip count) costs to
+    # set up, per slot: one and one per access of the loop ...
+    "vector_entry": ("latency", False),
     "split_load": ("count", False),
     "split_load_256": ("count", False),  # ... for explicit 256-bit vectors on a wider core
     "split_load_128": ("count", False),

@@ -207,6 +207,22 @@ def gather_case() -> FitCase:
     return FitCase("gather_lane", doc, {"N": 256}, 0.0, 1e-7, "a column of 256 rows a line apart read 8 lanes a vector, in L1")
 
 
+def entry_case(simd: float) -> FitCase:
+    """A vector loop entered for one vector at a time (`split j by W`, `vectorize ji by W`, W = 8
+    f32 lanes, 4 on a 128-bit core: a trip count `min(W, N - jo)` that gcc's `omp simd` loop
+    works out at every entry), in L1 (2 x 12 KiB): what an entry's set-up costs, per slot (one and
+    one per access: here 3), on top of its load and store."""
+    lanes = max(4, min(8, int(simd) // 32))  # tiles of 8 are what documents write (8 x 8 transposes)
+    doc = (
+        "design cal_entry {\n  sizes { M = 12, N = 256 }\n  tensor a : f32[M, N] input\n  tensor o : f32[M, N] output\n"
+        f"  o[i, j] = a[i, j] * 1.5\n  schedule o {{\n    split j by {lanes} -> jo, ji\n    vectorize ji by {lanes}\n  }}\n}}\n"
+    )
+    return FitCase(
+        "vector_entry", doc, {"M": 12, "N": 256}, 0.0, 1e-7,
+        f"rows of 256 read by a vector loop entered for one vector of {lanes} lanes at a time, in L1",
+    )  # fmt: skip
+
+
 BAND_COLUMNS = 1040  # floats a row of the band walk: 4160 B, a page and a line (no set crowding)
 
 
@@ -546,6 +562,7 @@ def plan(hardware, quick: bool = False) -> list[FitStep]:
     splits = [split_case()] + ([split_case(8)] if values["simd"] > 256 else [])
     steps.append(FitStep("misaligned vector loads", median_of(*splits)))
     steps.append(FitStep("gathered lanes", median_of(gather_case())))
+    steps.append(FitStep("vector loops entered for one vector", median_of(entry_case(values["simd"]))))
     ways = values["levels"][0].get("ways")
     if ways:  # a walk's share of misses needs the L1's associativity
         steps.append(FitStep("set-conflicting column walks", cases(*conflict_cases(int(ways)))))
@@ -560,7 +577,7 @@ def plan(hardware, quick: bool = False) -> list[FitStep]:
 def planned(cache_levels: int, quick: bool = False, ways: bool = True) -> int:
     """How many steps `plan` makes for a host with that many cache levels (`ways`: /sys gives the
     L1's associativity, so the conflict walks are fitted)."""
-    return 5 + cache_levels + int(ways) + (0 if quick else 2)
+    return 6 + cache_levels + int(ways) + (0 if quick else 2)
 
 
 NO_SLOWER = 1.5  # a level whose strided miss fits within this of the level above's is as fast (L3 serves a
@@ -613,7 +630,7 @@ def describe(fits: list[Fitted]) -> str:
             parts.append(f"{f.figure} left out")
         elif f.figure.endswith("_latency") or f.figure == "store_forward":
             parts.append(f"{f.figure} {f.value:.3g} cycles")
-        elif f.figure in ("tlb_miss", "gather_lane", "conflict_miss") or f.figure.endswith("strided_miss"):
+        elif f.figure in ("tlb_miss", "gather_lane", "vector_entry", "conflict_miss") or f.figure.endswith("strided_miss"):
             parts.append(f"{f.figure} {f.value * 1e9:.3g} ns")
         else:
             parts.append(f"{f.figure} {f.value:.3g}")

@@ -211,6 +211,7 @@ TOP_MEASURED = (
     "split_load",
     "split_load_256",
     "gather_lane",
+    "vector_entry",
     *CONFLICT_SHARE_KEYS,
     "huge_page",
 )

@@ -25,7 +25,7 @@ lists the same bounds.
   `parallel_overhead`, `call_overhead` at most 100 ms; the fitted chain latencies
   (`add_latency` ...) 0.25-64 cycles, `ooo_window` at most 10,000 instructions,
   `tlb_entries` 4 to 2^20 pages, `tlb_miss` at most 1 us, `store_weight` 0.1-16,
-  `overlap` (a cache level's, DRAM's) 0-1, `conflict_share_2/4/8` 0-1, `split_load[_256|_128]` 0-16 accesses, `gather_lane` at most 1 us, a level's or
+  `overlap` (a cache level's, DRAM's) 0-1, `conflict_share_2/4/8` 0-1, `split_load[_256|_128]` 0-16 accesses, `gather_lane` and `vector_entry` at most 1 us, a level's or
   DRAM's `strided_miss` and `conflict_miss` at most 2 us; `huge_page` a power of two
   within 4 KiB-1 GiB;
 - **sizes** a `line` a power of two within 16-1024 B; every cache level at least
@@ -78,6 +78,7 @@ SPLIT_LOAD = (0.0, 16.0)  # aligned accesses a line-crossing one costs beyond it
 MAX_DEEP_MISS = 2e-6  # s: a miss served by L3 or DRAM (DRAM's latency bound)
 HUGE_PAGE = (4096, 1 << 30)  # bytes
 MAX_GATHER_LANE = 1e-6  # s
+MAX_VECTOR_ENTRY = 1e-6  # s
 
 
 @dataclass
@@ -216,7 +217,8 @@ class _Checker:
             f = top.get(key)
             if f is not None and not lo <= f.base <= hi:
                 self.refuse(f, what, f"{text}: {lo:g}-{hi:g}")
-        for key, limit, text in (("tlb_miss", MAX_TLB_MISS, "a page walk"), ("gather_lane", MAX_GATHER_LANE, "a gathered lane")):
+        for key, limit, text in (("tlb_miss", MAX_TLB_MISS, "a page walk"), ("gather_lane", MAX_GATHER_LANE, "a gathered lane"),
+                                 ("vector_entry", MAX_VECTOR_ENTRY, "a vector loop's set-up slot")):
             f = top.get(key)
             s = None if f is None else self.seconds(f)
             if f is not None and s is not None and not 0 <= s <= limit:

@@ -29,6 +29,8 @@ Terms (per core, for the busiest core, unless said):
 | `strided_lines` | the part read down a column (each a miss of its own) |
 | `serial_lines` | those strided lines, each divided by the sets its column reaches (misses to one set queue) |
 | `streamed_lines` | lines written with streaming stores (whole kernel) |
+| `carry`, `carry_steps` | an accumulator kept in memory across an outer loop: the dependent adds from reload to store, and the entries that wait for the stores of the entry before |
+| `vector_setups` | set-up slots of vector loops gcc gets as `omp simd` and enters for one vector: 1 + the loop's accesses, an entry |
 | `active` | cores busy in the nest's parallel loop (1 when serial) |
 | `regions` | times a parallel loop is entered (fork/join), all cores |
 

@@ -131,9 +131,10 @@ def from_op(hw: d.HardwareOp, source: str) -> Hardware:
     tlb_miss = _seconds(top, "tlb_miss", frequency)
     if tlb_miss is not None:
         values["tlb_miss"] = tlb_miss
-    gather = _seconds(top, "gather_lane", frequency)
-    if gather is not None:
-        values["gather_lane"] = gather
+    for key in ("gather_lane", "vector_entry"):
+        figure = _seconds(top, key, frequency)
+        if figure is not None:
+            values[key] = figure
     for key in CONFLICT_SHARES:
         if key in top:
             values[key] = top[key][0]

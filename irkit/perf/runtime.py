@@ -66,7 +66,7 @@ PART_PREFIX = "part"
 
 def is_core_count(key):
     """Is `key` a count the in-core time is priced from (and kept per innermost loop)?"""
-    return key.startswith(("instr_", "chain_")) or key in ("carry", "carry_steps")
+    return key.startswith(("instr_", "chain_")) or key in ("carry", "carry_steps", "vector_setups")
 # Instruction kinds that are L1 accesses (the L1 term prices them, not the FP pipes);
 # `mis`: the vector accesses among them that may start off their vector's alignment
 MEMORY_KINDS = ("mem", "store", "mem64", "store64", "mis", "mis64")
@@ -322,7 +322,12 @@ def in_core(t, hw):
     carry_cycles = t.get("carry", 0.0) * hw.get("fp_latency", 0.0)
     carry = (carry_cycles + t.get("carry_steps", 0.0) * hw.get("store_forward", 0.0)) / hw["frequency"]
     l1 = slots + carry  # the stalled entries do not overlap their own loads and stores
-    return compute, chain, l1
+    # the set-up of each entry of gcc's vector loops (`vector_setups` slots at `vector_entry`
+    # seconds each, fitted by `irkit calibrate`; none without it) comes before the entry's work,
+    # whatever bounds that: measured, an entry of one vector costs its set-up on top of its loads
+    # and stores (L1-bound) and of its gathered lanes (compute-bound) alike
+    setup = t.get("vector_setups", 0.0) * hw.get("vector_entry", 0.0)
+    return compute + setup, chain + setup, l1 + setup
 
 
 def core_seconds(t, hw, totals):

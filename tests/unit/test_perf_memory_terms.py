@@ -387,3 +387,29 @@ def test_the_conflict_walks_are_sized_to_the_ways():
     assert [c.sizes["P"] for c in cases] == [192, 96, 48, 24]
     assert all(c.bounded for c in cases[1:]) and not cases[0].bounded
     assert "Q + 960" in cases[0].document  # rows of 1024 floats at Q = 64: 4 KiB apart
+
+
+def _entry_doc(split: int) -> str:
+    return fit.entry_case(256).document.replace("split j by 8", f"split j by {split}")
+
+
+def test_a_vector_loop_entered_for_one_vector_pays_its_set_up(tmp_path):
+    """gcc's `omp simd` loop of a runtime trip count sets up every entry; an entry of one vector
+    (split by the lanes) cannot hide it, one of many vectors can (no term)."""
+    sizes = {"M": 12, "N": 256}
+    one = core_terms(_entry_doc(8), tmp_path, sizes)
+    assert one["vector_setups"] == 12 * (256 // 8) * 3  # entries x (1 + a load + a store)
+    long = core_terms(_entry_doc(64), tmp_path, sizes)
+    assert "vector_setups" not in long
+
+
+def test_a_set_up_slot_costs_vector_entry(hw, tmp_path):
+    doc = tmp_path / "e.design"
+    doc.write_text(fit.entry_case(256).document)
+    sizes = {"M": 12, "N": 256}
+    free = predict(doc, sizes, with_values(hw, vector_entry=1e-15)).seconds
+    slow = predict(doc, sizes, with_values(hw, vector_entry=1e-9)).seconds
+    slower = predict(doc, sizes, with_values(hw, vector_entry=2e-9)).seconds
+    assert slower - slow == pytest.approx(12 * 32 * 3 * 1e-9, rel=0.01)  # on top of the loads and stores
+    assert free < slow
+    assert predict(doc, sizes, hw).seconds == pytest.approx(free, rel=1e-6)  # no figure: no set-up priced
