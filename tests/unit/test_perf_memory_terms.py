@@ -413,3 +413,19 @@ def test_a_set_up_slot_costs_vector_entry(hw, tmp_path):
     assert slower - slow == pytest.approx(12 * 32 * 3 * 1e-9, rel=0.01)  # on top of the loads and stores
     assert free < slow
     assert predict(doc, sizes, hw).seconds == pytest.approx(free, rel=1e-6)  # no figure: no set-up priced
+
+
+@pytest.mark.parametrize(("lanes", "steps"), [(16, 512 // 16), (8, 512 // 8)])
+def test_an_omp_simd_reduction_is_one_chain_a_hardware_vector(tmp_path, lanes, steps):
+    """`vectorize j by 16` of a row sum: gcc keeps one accumulator register, so on 8-lane vectors
+    (AVX2) a 16-wide chunk is two dependent adds, on 16-lane ones (AVX-512) one."""
+    doc = tmp_path / "rs.design"
+    doc.write_text(
+        "design rs {\n  sizes { M = 4, N = 512 }\n  tensor X : f32[M, N] input\n  tensor s : f32[M] output\n"
+        "  s[i] += X[i, j]\n  schedule s { vectorize j by 16 }\n}\n"
+    )
+    model, _, _ = cost_model(doc)
+    env = dict(M=np.float64(4), N=np.float64(512), line=64.0, lanes32=float(lanes), lanes64=lanes / 2.0)
+    env.update(cores=2.0, window=0.0, huge_page=4096.0)
+    chain = sum(float(np.asarray(core(env).get("chain_add", 0.0))) for _, core, *_ in model._nests)
+    assert chain == 4 * steps
