@@ -2,8 +2,10 @@
 
 The calibration's figures go through three rounds (`run_checked`):
 
-1. every step runs once (`irkit.calibrate.measure.run_steps`), the written
-   values are derived and checked (`irkit.calibrate.plausible`);
+1. every step runs once (`irkit.calibrate.measure.run_steps`), the one-core
+   memory bandwidths and the C library's exp once more at the end
+   (`look_again`: the faster look kept), the written values are derived
+   and checked (`irkit.calibrate.plausible`);
 2. the steps behind every failing figure run again (a check fails mostly
    because another guest's work slowed one trial: a second measurement is
    the cheap cure), and everything is derived and checked again;
@@ -23,7 +25,7 @@ that return fixed `Result`s (`irkit.calibrate.measure.figure`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from irkit.calibrate import CalibrateError, plausible
 from irkit.calibrate.measure import Progress, Result, Step, run_step, run_steps
@@ -43,9 +45,42 @@ class Checked:
     first_problems: list[Problem] = field(default_factory=list)
 
 
+# Throughputs that a neighbour's burst of a few seconds slows in every trial of their step (on the
+# 2-vCPU Zen 4 guest the L1's bandwidth read 237 GB/s in all 9 trials of one calibration, 326-328
+# in the others; the C library's exp 37% low in another): each is measured a second time once the
+# other steps have run, tens of seconds later, and the faster look is kept -- a throughput's best
+# trial, as everywhere, now over two moments instead of one.
+SECOND_LOOK = ("L1.bandwidth", "L2.bandwidth", "L3.bandwidth", "libm_exp_f32", "libm_exp_f64")
+
+
+def second_look(key: str) -> bool:
+    return key in SECOND_LOOK or key.startswith("L1.bandwidth_")
+
+
+def look_again(steps: list[Step], progress: Progress, results: dict[str, Result]) -> list[str]:
+    """Measure the `second_look` throughputs again; keep the faster of the two looks (both looks'
+    samples kept).  The keys measured again."""
+    looked: list[str] = []
+    for step in steps:
+        first = results.get(step.key)
+        if first is None or not second_look(step.key) or first.statistic != "best":
+            continue
+        run_step(step, progress, results, again=True)
+        looked.append(step.key)
+        later = results.get(step.key)
+        if later is None or later.value < first.value:
+            later_samples = later.samples if later is not None else []
+            results[step.key] = replace(first, samples=[*first.samples, *later_samples])
+        else:
+            results[step.key] = replace(later, samples=[*first.samples, *later.samples])
+    return looked
+
+
 def run_checked(steps: list[Step], progress: Progress, ctx: Context) -> Checked:
-    """Run `steps`, check the figures, run again what fails, and resolve what still fails."""
+    """Run `steps`, take a second look at the fragile throughputs, check the figures, run again
+    what fails, and resolve what still fails."""
     results = run_steps(steps, progress)
+    look_again(steps, progress, results)
     values = plausible.derive(results, ctx)
     first = plausible.check(values, ctx)
     again: list[str] = []

@@ -115,7 +115,8 @@ def test_a_plausible_run_is_written_whole_and_measured_once():
     plan = Plan()
     outcome = calibrate(plan)
     assert outcome.warnings == [] and outcome.left_out == {} and outcome.again == []
-    assert set(plan.runs.values()) == {1}
+    twice = {key for key in plan.runs if checked.second_look(key)}  # the fragile throughputs' second look
+    assert twice and all(plan.runs[key] == (2 if key in twice else 1) for key in plan.runs)
     v = outcome.values
     assert v["frequency"] == CLOCK
     assert v["fp_latency"] == pytest.approx(3.0) and v["store_forward"] == pytest.approx(10.0)  # less one add
@@ -216,7 +217,7 @@ def test_a_figure_right_the_second_time_is_kept():
 def test_an_inverted_pair_of_bandwidths_within_noise_is_kept_with_a_warning():
     plan = Plan({"L2.bandwidth": [320e9]})  # 1.14 x L1: a noisy L1 episode, say
     outcome = calibrate(plan)
-    assert plan.runs["L1.bandwidth"] == 2 and plan.runs["L2.bandwidth"] == 2
+    assert plan.runs["L1.bandwidth"] == 3 and plan.runs["L2.bandwidth"] == 3  # a second look, then again
     assert outcome.values["L2.bandwidth"] == 320e9
     assert any(w.startswith("L1.bandwidth:") and "kept" in w for w in outcome.warnings)
 
@@ -258,3 +259,13 @@ def test_a_narrower_build_checks_only_its_widths():
     assert plausible.compute_problems(values, ctx) == []  # 2 units of 256 bits
     values["flops_f32"] = 250e9
     assert [p.figure for p in plausible.compute_problems(values, ctx)] == ["flops_f32"]
+
+
+def test_a_second_look_keeps_the_faster_of_two():
+    """A throughput slowed in every trial of its step (a busy neighbour) is measured again at the
+    end and the faster look kept; one that was right the first time stays."""
+    plan = Plan({"L1.bandwidth": [200e9, 280e9], "L2.bandwidth": [152e9, 120e9]})
+    outcome = calibrate(plan)
+    assert outcome.values["L1.bandwidth"] == 280e9 and outcome.values["L2.bandwidth"] == 152e9
+    assert outcome.results["L1.bandwidth"].samples == [200e9, 280e9]
+    assert plan.runs["L1.bandwidth"] == 2 and plan.runs["flops_f32"] == 1
