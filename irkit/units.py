@@ -163,6 +163,8 @@ DRAM_FIELDS: dict[str, tuple[str, bool]] = {
     "overlap": ("count", False),  # fitted: the share of DRAM transfer time hidden under the core's work
     "strided_miss": ("latency", False),  # fitted: a last-level cache's strided miss served by DRAM
     "conflict_miss": ("latency", False),  # fitted: ... its set-conflict miss
+    "unstreamed": ("latency", False),  # fitted: a line no prefetch stream brings, one core's
+    "streams": ("count", False),  # measured: rows the prefetchers follow side by side
 }
 
 

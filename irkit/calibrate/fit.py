@@ -571,13 +571,14 @@ def plan(hardware, quick: bool = False) -> list[FitStep]:
         steps.append(FitStep("strided misses beyond L2", lambda hw, cflags: _deep_step(deep, hw, cflags)))
     if not quick:
         steps.append(FitStep("TLB reach and miss", _tlb_step))
+        steps.append(FitStep("DRAM rows the prefetchers follow", _streams_step))
     return steps
 
 
 def planned(cache_levels: int, quick: bool = False, ways: bool = True) -> int:
     """How many steps `plan` makes for a host with that many cache levels (`ways`: /sys gives the
     L1's associativity, so the conflict walks are fitted)."""
-    return 6 + cache_levels + int(ways) + (0 if quick else 2)
+    return 6 + cache_levels + int(ways) + (0 if quick else 3)
 
 
 NO_SLOWER = 1.5  # a level whose strided miss fits within this of the level above's is as fast (L3 serves a
@@ -602,6 +603,63 @@ def _deep_step(deep: list[FitCase], hardware, cflags: list[str] | None) -> list[
                 f"(within {NO_SLOWER:g}x) ({case.why})",
             )  # fmt: skip
         out.append(got)
+    return out
+
+
+STREAM_ROWS = (8, 16, 32, 64)  # rows read side by side in the prefetcher sweep
+STREAM_SLOWER = 1.3  # a sweep point this much slower than the fastest: its rows are past what the prefetchers follow
+STREAM_SEGMENT = 64  # floats of each row a step reads (4 lines)
+
+
+def _stream_doc(rows: int) -> str:
+    """Rows read side by side, each going on where it left off: `rows` rows at a time, 4 lines of
+    each a step (`tile i, j by rows, 64`), summed."""
+    return (
+        "design cal_streams {\n  sizes { M = 8192, N = 2048 }\n  tensor X : f32[M, N] input\n  tensor s : f32[M] output\n"
+        f"  s[i] += X[i, j]\n  layout {{ X : row_major align 64; s : row_major align 64 }}\n"
+        f"  schedule s {{\n    tile i, j by {rows}, {STREAM_SEGMENT} -> io, jo, ii, ji\n    vectorize ji\n  }}\n}}\n"
+    )
+
+
+def stream_sizes(levels: list[dict]) -> dict[str, int]:
+    """A matrix four times the last level's capacity (at least 64 MiB), rows of 2048 floats."""
+    n = 2048
+    last = _capacity(levels[-1]) if levels else 0.0
+    total = max(64 * 1024 * 1024, int(4 * last))
+    return {"M": max(256, total // (4 * n) // 256 * 256), "N": n}
+
+
+def stream_count(sizes: dict[str, int], cflags: list[str] | None) -> tuple[int | None, list[float], str]:
+    """The rows the prefetchers follow side by side: the largest of STREAM_ROWS whose sweep point
+    is within STREAM_SLOWER of the fastest; None when even the first is (no limit seen)."""
+    times = []
+    for rows in STREAM_ROWS:
+        timed = compile_timed(_stream_doc(rows), sizes, cflags)
+        times.append(seconds_per_call(timed, target=0.01, trials=3))
+    fastest = min(times)
+    within = [rows for rows, t in zip(STREAM_ROWS, times) if t <= STREAM_SLOWER * fastest]
+    shown = ", ".join(f"{rows} rows {t * 1e3:.3g} ms" for rows, t in zip(STREAM_ROWS, times))
+    if within[-1] == STREAM_ROWS[-1]:
+        return None, times, f"rows read side by side from DRAM: {shown}; no slow-down up to {STREAM_ROWS[-1]}"
+    return within[-1], times, f"rows read side by side from DRAM: {shown}"
+
+
+def unstreamed_case(streams: int, sizes: dict[str, int]) -> FitCase:
+    rows = STREAM_ROWS[-1]
+    return FitCase(
+        "dram.unstreamed", _stream_doc(rows), sizes, 0.0, 2e-7,
+        f"{rows} rows read side by side ({rows // streams} x what the prefetchers follow): each line a miss of its own",
+    )  # fmt: skip
+
+
+def _streams_step(hardware, cflags: list[str] | None) -> list[Fitted]:
+    """`dram.streams` from the sweep, then `dram.unstreamed` fitted on its last point."""
+    sizes = stream_sizes(hardware.values["levels"])
+    streams, times, how = stream_count(sizes, cflags)
+    out = [Fitted("dram.streams", None if streams is None else float(streams), min(times), how)]
+    if streams is not None:
+        hardware.values["dram_streams"] = float(streams)
+        out.append(fit_case(unstreamed_case(streams, sizes), hardware, cflags))
     return out
 
 
@@ -630,7 +688,9 @@ def describe(fits: list[Fitted]) -> str:
             parts.append(f"{f.figure} left out")
         elif f.figure.endswith("_latency") or f.figure == "store_forward":
             parts.append(f"{f.figure} {f.value:.3g} cycles")
-        elif f.figure in ("tlb_miss", "gather_lane", "vector_entry", "conflict_miss") or f.figure.endswith("strided_miss"):
+        elif f.figure in ("tlb_miss", "gather_lane", "vector_entry", "conflict_miss", "dram.unstreamed") or f.figure.endswith(
+            "strided_miss"
+        ):
             parts.append(f"{f.figure} {f.value * 1e9:.3g} ns")
         else:
             parts.append(f"{f.figure} {f.value:.3g}")

@@ -291,7 +291,7 @@ def hardware_spec(
     dram = [Field("bandwidth", values["dram.bandwidth"])]
     if "dram.bandwidth_core" in values:
         dram.append(Field("bandwidth_core", values["dram.bandwidth_core"]))
-    for key in ("overlap", "strided_miss", "conflict_miss"):  # fitted
+    for key in ("overlap", "strided_miss", "conflict_miss", "unstreamed", "streams"):  # fitted, measured
         if f"dram.{key}" in values:
             dram.append(Field(key, values[f"dram.{key}"]))
     if host.memory:

@@ -79,6 +79,7 @@ MAX_DEEP_MISS = 2e-6  # s: a miss served by L3 or DRAM (DRAM's latency bound)
 HUGE_PAGE = (4096, 1 << 30)  # bytes
 MAX_GATHER_LANE = 1e-6  # s
 MAX_VECTOR_ENTRY = 1e-6  # s
+MAX_STREAMS = 1024
 
 
 @dataclass
@@ -336,10 +337,14 @@ class _Checker:
                 )
         if core is not None and every is not None and core.base > every.base * NOISE:
             self.refuse(core, what, f"more than 1.5 x the all-core bandwidth {every.text}: one core gets at most all of it")
-        latency = dram.get("latency")
-        s = None if latency is None else self.seconds(latency)
-        if latency is not None and s is not None and s > MAX_DRAM_LATENCY:
-            self.refuse(latency, what, "DRAM answers in at most 2 us")
+        for key in ("latency", "unstreamed"):
+            f = dram.get(key)
+            s = None if f is None else self.seconds(f)
+            if f is not None and s is not None and not 0 <= s <= MAX_DRAM_LATENCY:
+                self.refuse(f, what, "DRAM answers in at most 2 us")
+        streams = dram.get("streams")
+        if streams is not None and not 1 <= streams.base <= MAX_STREAMS:
+            self.refuse(streams, what, f"rows prefetchers follow at once: 1-{MAX_STREAMS}")
 
 
 def check_plausible(hw: d.HardwareOp) -> list[Diagnostic]:

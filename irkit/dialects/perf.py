@@ -28,6 +28,7 @@ Terms (per core, for the busiest core, unless said):
 | `stored_lines` | the part of them that is written (each is written back too) |
 | `strided_lines` | the part read down a column (each a miss of its own) |
 | `serial_lines` | those strided lines, each divided by the sets its column reaches (misses to one set queue) |
+| `untracked_lines` | the part of them no prefetch stream brings: rows the walk jumps between, or more rows side by side than `streams` |
 | `streamed_lines` | lines written with streaming stores (whole kernel) |
 | `carry`, `carry_steps` | an accumulator kept in memory across an outer loop: the dependent adds from reload to store, and the entries that wait for the stores of the entry before |
 | `vector_setups` | set-up slots of vector loops gcc gets as `omp simd` and enters for one vector: 1 + the loop's accesses, an entry |
@@ -57,7 +58,7 @@ from xdsl.utils.exceptions import VerifyException
 from irkit.units import CONFLICT_SHARE_KEYS
 
 MODEL_SYMBOLS = frozenset(
-    {"cap", "sets", "ways", "line", "lanes32", "lanes64", "cores", "window", "huge_page", *CONFLICT_SHARE_KEYS}
+    {"cap", "sets", "ways", "line", "lanes32", "lanes64", "cores", "window", "huge_page", "streams", *CONFLICT_SHARE_KEYS}
 )
 
 

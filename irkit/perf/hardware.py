@@ -178,10 +178,12 @@ def from_op(hw: d.HardwareOp, source: str) -> Hardware:
             values["dram_bandwidth_core"] = core
             if "overlap" in f:
                 values["dram_overlap"] = base("overlap", f)
-            for key in ("strided_miss", "conflict_miss"):  # a last level's misses, served by DRAM
+            for key in ("strided_miss", "conflict_miss", "unstreamed"):  # a last level's misses, served by DRAM
                 v = _seconds(f, key, frequency)
                 if v is not None:
                     values["dram_" + key] = v
+            if "streams" in f:
+                values["dram_streams"] = base("streams", f)
             continue
         level = {
             "name": op.level.data,

@@ -92,8 +92,9 @@ def module_functions(kernel) -> str:
         where = f" ({nest.origin.data})" if nest.origin is not None else ""
         terms = nest.expressions()
         fnames = []
-        # three functions, so that pricing evaluates each term only where it is needed: the
-        # core terms once, the fills at every cache level, the latencies of misses at L1 only
+        # four functions, so that pricing evaluates each term only where it is needed: the core
+        # terms once, the fills at every cache level, the latencies of misses at L1, the lines no
+        # prefetch stream brings at the last level
         for group in runtime.TERM_GROUPS:
             chosen = {k: v for k, v in terms.items() if runtime.term_group(k) == group}
             fname = f"nest_{i}_{group}"

@@ -80,6 +80,11 @@ CACHE_SHARE = 0.5
 # stands in for that measurement where a description has only the reported size).
 MEASURED_SHARE = 1.0
 
+# Rows the hardware prefetchers follow side by side, where the description does not say
+# (`dram { streams }`, measured by `irkit calibrate`): 16, where a read of rows side by side
+# slowed on the Zen 4 guest (16 rows 21.7 GB/s, 32 rows 12.5).
+DRAM_STREAMS = 16.0
+
 PAGE_BYTES = 4096.0  # the pages a TLB entry maps (4 KiB: what malloc'd arrays get without huge pages)
 
 
@@ -256,12 +261,14 @@ def _sets(level, line):
     return level["size"] / line
 
 
-# A nest's terms come in three functions (see `price`), so that each term is evaluated only where
-# it is needed: the fills at every cache level, the waiting L1 misses at L1, every other term
-# (instructions, flops, chains, cores busy) once.
+# A nest's terms come in four functions (see `price`), so that each term is evaluated only where
+# it is needed: the fills at every cache level, the waiting L1 misses at L1, the lines no prefetch
+# stream brings at the last level (from DRAM), every other term (instructions, flops, chains,
+# cores busy) once.
 FILL_TERMS = ("lines", "stored_lines", "streamed_lines", "strided_lines")
 MISS_TERMS = ("serial_lines",)
-TERM_GROUPS = ("core", "fills", "misses")
+LAST_TERMS = ("untracked_lines",)
+TERM_GROUPS = ("core", "fills", "misses", "last")
 
 
 def term_group(key):
@@ -270,6 +277,8 @@ def term_group(key):
         return "fills"
     if key in MISS_TERMS:
         return "misses"
+    if key in LAST_TERMS:
+        return "last"
     return "core"
 
 
@@ -359,11 +368,12 @@ def core_seconds(t, hw, totals):
 def price(nests, kernel_terms, env, hw, cold=False):
     """Seconds and breakdown for evaluated terms.
 
-    `nests`: list of (name, core, fills, misses) where each function maps an
+    `nests`: list of (name, core, fills, misses, last) where each function maps an
     environment to a dict of term values (`TERM_GROUPS`): `core` once, `fills`
     for every cache level (with that level's `cap`, `sets` and `ways` in the
     environment; the strided lines among them: a column walk's misses), `misses` (set-conflict
-    lines) for L1 and the levels whose conflict misses cost more than the level above's; `hw`:
+    lines) for L1 and the levels whose conflict misses cost more than the level above's, `last` (the
+    lines no prefetch stream brings) for the last level; `hw`:
     the hardware dictionary (see
     `irkit.perf.hardware`).
     """
@@ -374,6 +384,7 @@ def price(nests, kernel_terms, env, hw, cold=False):
     base.update({"line": line, "lanes32": lanes32, "lanes64": hw["simd"] / 64.0, "cores": float(hw["cores"])})
     base["window"] = float(hw.get("ooo_window", 0.0))
     base["huge_page"] = float(hw.get("huge_page", PAGE_BYTES))  # the pages large numpy arrays get
+    base["streams"] = float(hw.get("dram_streams", DRAM_STREAMS))
     base.update({key: float(hw.get(key, default)) for key, default in CONFLICT_SHARES.items()})
     kernel_wide = kernel_terms(base)
     kernel_bytes = kernel_wide["kernel_bytes"]
@@ -389,7 +400,7 @@ def price(nests, kernel_terms, env, hw, cold=False):
     flops = 0.0
     dram_bytes = 0.0
     nest_rows = []
-    for name, core_terms, fill_terms, miss_terms in nests:
+    for name, core_terms, fill_terms, miss_terms, last_terms in nests:
         t = core_terms(base)
         active = np.maximum(t.get("active", 1.0), 1.0)
         compute, chain, l1 = in_core(t, hw)
@@ -428,6 +439,10 @@ def price(nests, kernel_terms, env, hw, cold=False):
                 moved = np.where(warm, 0.0, lines * line)
                 bw = np.where(active > 1, hw["dram_bandwidth"], hw.get("dram_bandwidth_core", hw["dram_bandwidth"]))
                 seconds = moved * active / bw
+                # lines no prefetch stream brings wait for DRAM one core's misses at a time: each
+                # core's at `dram { unstreamed }` a line, when that is slower than the bandwidth
+                untracked = np.where(warm, 0.0, np.minimum(last_terms(level_env).get("untracked_lines", 0.0), lines))
+                seconds = np.maximum(seconds, untracked * hw.get("dram_unstreamed", 0.0))
                 terms["DRAM"] = seconds
                 dram_bytes = dram_bytes + moved * active
             else:

@@ -429,3 +429,47 @@ def test_an_omp_simd_reduction_is_one_chain_a_hardware_vector(tmp_path, lanes, s
     env.update(cores=2.0, window=0.0, huge_page=4096.0)
     chain = sum(float(np.asarray(core(env).get("chain_add", 0.0))) for _, core, *_ in model._nests)
     assert chain == 4 * steps
+
+
+def _rows_doc(schedule: str) -> str:
+    return (
+        "design rows {\n  sizes { M = 8192, N = 2048 }\n  tensor X : f32[M, N] input\n  tensor s : f32[M] output\n"
+        f"  s[i] += X[i, j]\n  schedule s {{\n    {schedule}\n  }}\n}}\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("schedule", "untracked"),
+    [
+        ("split j by 1024 -> jo, ji\n    reorder jo, i, ji\n    vectorize ji", True),  # a jump every row
+        ("vectorize j", False),  # one sequential pass
+        ("tile i, j by 32, 64 -> io, jo, ii, ji\n    vectorize ji", True),  # 32 rows side by side
+        ("tile i, j by 8, 64 -> io, jo, ii, ji\n    vectorize ji", False),  # 8: the prefetchers follow them
+        ("tile i, j by 32, 2048 -> io, jo, ii, ji\n    vectorize ji", False),  # whole rows: one after another
+    ],
+)
+def test_dram_lines_no_prefetch_stream_brings_cost_unstreamed(hw, tmp_path, schedule, untracked):
+    """64 MiB read from DRAM: rows the walk jumps between, or more rows side by side than
+    `streams`, wait `unstreamed` a line on one core; a sequential walk runs at the bandwidth."""
+    doc = tmp_path / "rows.design"
+    doc.write_text(_rows_doc(schedule))
+    sizes = {"M": 8192, "N": 2048}
+    lines = 8192 * 2048 * 4 / 64
+    slow = with_values(hw, dram_unstreamed=10e-9, dram_streams=16.0)
+    dram = predict(doc, sizes, slow).breakdown["DRAM"]
+    plain = predict(doc, sizes, hw).breakdown["DRAM"]
+    if untracked:
+        assert dram == pytest.approx(lines * 10e-9, rel=0.05) and plain < dram / 2
+    else:
+        assert dram == pytest.approx(plain, rel=1e-6)
+
+
+def test_stream_count_is_the_last_sweep_point_near_the_fastest(monkeypatch):
+    times = iter([3.4e-3, 3.1e-3, 5.4e-3, 6.2e-3])  # 8, 16, 32, 64 rows (the Zen 4 guest)
+    monkeypatch.setattr(fit, "compile_timed", lambda *a, **k: None)
+    monkeypatch.setattr(fit, "seconds_per_call", lambda *a, **k: next(times))
+    streams, _, how = fit.stream_count({"M": 8192, "N": 2048}, None)
+    assert streams == 16 and "32 rows 5.4 ms" in how
+    flat = iter([3e-3] * 4)
+    monkeypatch.setattr(fit, "seconds_per_call", lambda *a, **k: next(flat))
+    assert fit.stream_count({"M": 8192, "N": 2048}, None)[0] is None  # no slow-down seen: not written
