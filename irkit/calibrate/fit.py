@@ -611,7 +611,7 @@ STREAM_SLOWER = 1.3  # a sweep point this much slower than the fastest: its rows
 STREAM_SEGMENT = 64  # floats of each row a step reads (4 lines)
 
 
-def _stream_doc(rows: int) -> str:
+def _side_by_side_doc(rows: int) -> str:
     """Rows read side by side, each going on where it left off: `rows` rows at a time, 4 lines of
     each a step (`tile i, j by rows, 64`), summed."""
     return (
@@ -634,7 +634,7 @@ def stream_count(sizes: dict[str, int], cflags: list[str] | None) -> tuple[int |
     is within STREAM_SLOWER of the fastest; None when even the first is (no limit seen)."""
     times = []
     for rows in STREAM_ROWS:
-        timed = compile_timed(_stream_doc(rows), sizes, cflags)
+        timed = compile_timed(_side_by_side_doc(rows), sizes, cflags)
         times.append(seconds_per_call(timed, target=0.01, trials=3))
     fastest = min(times)
     within = [rows for rows, t in zip(STREAM_ROWS, times) if t <= STREAM_SLOWER * fastest]
@@ -647,7 +647,7 @@ def stream_count(sizes: dict[str, int], cflags: list[str] | None) -> tuple[int |
 def unstreamed_case(streams: int, sizes: dict[str, int]) -> FitCase:
     rows = STREAM_ROWS[-1]
     return FitCase(
-        "dram.unstreamed", _stream_doc(rows), sizes, 0.0, 2e-7,
+        "dram.unstreamed", _side_by_side_doc(rows), sizes, 0.0, 2e-7,
         f"{rows} rows read side by side ({rows // streams} x what the prefetchers follow): each line a miss of its own",
     )  # fmt: skip
 
