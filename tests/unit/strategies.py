@@ -29,8 +29,11 @@ KEYWORDS = frozenset(
     bits B KiB MiB GiB KB MB GB Hz kHz MHz GHz ns cycles
     """.split()
 )
+# Every unit the grammar's UNIT terminal reads (grammars/design.lark): a field name that starts
+# like one of them after a number needs a `;` before it (`_unit_safe`).
 UNITS = ("bits", "B", "KiB", "MiB", "GiB", "KB", "MB", "GB", "B/s", "KB/s", "MB/s", "GB/s", "TB/s",
-         "KiB/s", "MiB/s", "GiB/s", "Hz", "kHz", "MHz", "GHz", "ns", "cycles")  # fmt: skip
+         "KiB/s", "MiB/s", "GiB/s", "Hz", "kHz", "MHz", "GHz", "ns", "us", "cycles",
+         "FLOP/s", "kFLOP/s", "MFLOP/s", "GFLOP/s", "TFLOP/s")  # fmt: skip
 NAMED_OPS = ("matmul", "batch_matmul", "conv2d", "softmax", "transpose")
 
 # Tokens next to which no whitespace is needed.
