@@ -57,23 +57,20 @@ def second_look(key: str) -> bool:
     return key in SECOND_LOOK or key.startswith("L1.bandwidth_")
 
 
-def look_again(steps: list[Step], progress: Progress, results: dict[str, Result]) -> list[str]:
+def look_again(steps: list[Step], progress: Progress, results: dict[str, Result]) -> None:
     """Measure the `second_look` throughputs again; keep the faster of the two looks (both looks'
-    samples kept).  The keys measured again."""
-    looked: list[str] = []
+    samples kept)."""
     for step in steps:
         first = results.get(step.key)
         if first is None or not second_look(step.key) or first.statistic != "best":
             continue
         run_step(step, progress, results, again=True)
-        looked.append(step.key)
         later = results.get(step.key)
         if later is None or later.value < first.value:
             later_samples = later.samples if later is not None else []
             results[step.key] = replace(first, samples=[*first.samples, *later_samples])
         else:
             results[step.key] = replace(later, samples=[*first.samples, *later.samples])
-    return looked
 
 
 def run_checked(steps: list[Step], progress: Progress, ctx: Context) -> Checked:

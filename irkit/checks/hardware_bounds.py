@@ -26,7 +26,8 @@ lists the same bounds.
   (`add_latency` ...) 0.25-64 cycles, `ooo_window` at most 10,000 instructions,
   `tlb_entries` 4 to 2^20 pages, `tlb_miss` at most 1 us, `store_weight` 0.1-16,
   `overlap` (a cache level's, DRAM's) 0-1, `conflict_share_2/4/8` 0-1, `split_load[_256|_128]` 0-16 accesses, `gather_lane` and `vector_entry` at most 1 us, a level's or
-  DRAM's `strided_miss` and `conflict_miss` at most 2 us; `huge_page` a power of two
+  DRAM's `strided_miss` and `conflict_miss` at most 2 us, DRAM's `unstreamed` at most 2 us
+  and `streams` 1-1024 rows; `huge_page` a power of two
   within 4 KiB-1 GiB;
 - **sizes** a `line` a power of two within 16-1024 B; every cache level at least
   as large as the one before it and no larger than `dram size`; `effective_size`

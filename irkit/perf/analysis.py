@@ -259,7 +259,7 @@ class Reader:
         for t in tensors:
             shape = [affine_to_expr(r, [], size_syms) for r in t.shape.results]
             self.buffers[t.value] = Buffer(t.name, _elem_bytes(t.memref), shape, t.order, t.role)
-        self.used_names |= {CAP, SETS, WAYS, LINE, LANES32, LANES64, CORES, HUGE_PAGE, *CONFLICT_SHARES}
+        self.used_names |= {CAP, SETS, WAYS, LINE, LANES32, LANES64, CORES, WINDOW, STREAMS, HUGE_PAGE, *CONFLICT_SHARES}
         for op in kernel.body.walk():
             if isinstance(op, lp.LoadOp | lp.StoreOp) and op.memref in self.buffers:
                 b = self.buffers[op.memref]
