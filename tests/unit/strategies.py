@@ -26,7 +26,7 @@ KEYWORDS = frozenset(
     design doc sizes tensor f32 f64 i32 input output temp layout row_major col_major order align
     schedule split tile by reorder parallel vectorize unroll unroll_jam pack at compute_at compute_root hardware
     cache dram assume aligned noalias relaxed_math metric max min exp sqrt
-    bits B KiB MiB GiB KB MB GB Hz kHz MHz GHz ns cycles
+    bits B KiB MiB GiB KB MB GB Hz kHz MHz GHz ns us cycles
     """.split()
 )
 # Every unit the grammar's UNIT terminal reads (grammars/design.lark): a field name that starts
