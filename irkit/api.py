@@ -20,42 +20,14 @@ from pathlib import Path
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass
 
-from irkit.diagnostics import Diagnostic, DiagnosticError
+from irkit.frontend.source import read_document
+from irkit.passes.pipeline import lowering_pipeline
 from irkit.progress import phase
 
+__all__ = ["Kernel", "compile", "load_hardware", "lower", "lowering_pipeline", "read_document"]
+
 LEVELS = ("design", "tensorop", "loop")
-
-
-def lowering_pipeline() -> list[ModulePass]:
-    """The passes from checked design IR to loop IR, in order."""
-    from irkit.passes.apply_schedule import ApplySchedulePass
-    from irkit.passes.lower_design import LowerDesignPass
-    from irkit.passes.lower_tensorop import LowerTensorOpPass
-
-    return [LowerDesignPass(), LowerTensorOpPass(), ApplySchedulePass()]
-
-
-def read_document(path_or_text: str | Path, name: str | None = None) -> tuple[str, str]:
-    """(text, name): the document itself if `path_or_text` is its text, else the file it names.
-
-    A `Path` is always a file.  A string is document text if it holds a `{`
-    (every document has one: `design NAME {`, `hardware {`); otherwise it is
-    a file name, so that a misspelt path (`gemm.desing`) is reported as a
-    missing file instead of being parsed as a document.  `name` names text
-    in diagnostics (default `<document>`)."""
-    if isinstance(path_or_text, str) and "{" in path_or_text:
-        return path_or_text, name or "<document>"
-    path = Path(path_or_text)
-    try:
-        return path.read_text(encoding="utf-8"), str(path)
-    except FileNotFoundError:
-        hint = "" if str(path).endswith((".design", ".hw")) else " (a document's text holds 'design NAME {')"
-        raise DiagnosticError([Diagnostic("error", f"no such document file '{path}'{hint}", str(path))]) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise DiagnosticError([Diagnostic("error", f"cannot read {path}: {reason}", str(path))]) from None
 
 
 @dataclass

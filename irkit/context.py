@@ -11,6 +11,8 @@ from xdsl.dialects.func import Func
 from xdsl.dialects.math import Math
 from xdsl.ir import Dialect
 
+from irkit import registry
+
 
 def _design():
     from irkit.dialects.design import Design
@@ -37,21 +39,19 @@ def _perf():
 
 
 # Lazy factories, shared with the xDSL plugin universe (`irkit.universe`).
-IRKIT_DIALECTS = {"design": _design, "tensorop": _tensorop, "loop": _loop, "perf": _perf}
+IRKIT_DIALECTS: dict[str, Callable[[], Dialect]] = registry.DIALECTS
+IRKIT_DIALECTS |= {"design": _design, "tensorop": _tensorop, "loop": _loop, "perf": _perf}
 
 # Dialects added with irkit.extend.register_dialect (irkit plugins, `--plugin FILE`).
-PLUGIN_DIALECTS: dict[str, Callable[[], Dialect]] = {}
+PLUGIN_DIALECTS: dict[str, Callable[[], Dialect]] = registry.PLUGIN_DIALECTS
 
 
 def make_context() -> Context:
-    """A context that knows builtin, arith, math, func, irkit's dialects and plugins' (installed
-    `irkit.plugins` packages are loaded first, once per process)."""
-    from irkit.extend import load_installed_plugins
-
-    load_installed_plugins()
+    """A context that knows builtin, arith, math, func, irkit's dialects and the loaded plugins'
+    (the entry points load installed `irkit.plugins` packages, once per process)."""
     ctx = Context()
     for dialect in (Builtin, Arith, Math, Func):
         ctx.load_dialect(dialect)
-    for name, factory in {**IRKIT_DIALECTS, **PLUGIN_DIALECTS}.items():
+    for name, factory in {**registry.DIALECTS, **registry.PLUGIN_DIALECTS}.items():
         ctx.register_dialect(name, factory)
     return ctx

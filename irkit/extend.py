@@ -43,7 +43,14 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Dialect
 from xdsl.passes import ModulePass
 
+# The levels whose tables a plugin adds to: importing them puts irkit's own entries in the
+# registry, so that a plugin's name is checked against them.
+import irkit.backends.registry  # noqa: F401
+import irkit.context  # noqa: F401
+import irkit.passes.registry  # noqa: F401
+from irkit import registry
 from irkit.diagnostics import DiagnosticError, at_op
+from irkit.dialects import tensorop as t
 from irkit.named_ops import NAMED_OPS, NamedOpError, NamedOpSpec, Param, register_spec
 from irkit.passes.options import option
 
@@ -99,10 +106,6 @@ class NamedOperation:
 
 def register_named_op(op: NamedOperation, *, replace: bool = False) -> None:
     """Add `op` to every level at once; `replace=True` lets a plugin override an operation."""
-    from irkit.dialects import tensorop as t
-    from irkit.passes.generalize import GENERALIZERS
-    from irkit.reference import REFERENCE_SEMANTICS
-
     name = op.spec.name
     if not _OP_NAME.match(name):
         raise PluginError(f"named operation '{name}': names are lower-case identifiers like 'depthwise_conv2d'")
@@ -119,9 +122,9 @@ def register_named_op(op: NamedOperation, *, replace: bool = False) -> None:
         except ValueError as exc:
             raise PluginError(str(exc)) from None
     if op.generalize is not None:
-        GENERALIZERS[name] = op.generalize
+        registry.GENERALIZERS[name] = op.generalize
     if op.reference is not None:
-        REFERENCE_SEMANTICS[name] = op.reference
+        registry.REFERENCE_SEMANTICS[name] = op.reference
 
 
 # --- passes ---------------------------------------------------------------------------------
@@ -156,15 +159,13 @@ class IrkitPass(ModulePass):
 
 def register_pass(cls: type[ModulePass], *, replace: bool = False) -> None:
     """Make `cls` available as `irkit-opt -p <cls.name>`."""
-    from irkit.passes.registry import IRKIT_PASSES, PLUGIN_PASSES
-
     if not (isinstance(cls, type) and issubclass(cls, ModulePass)):
         raise PluginError(f"register_pass expects a ModulePass subclass, got {cls!r}")
     if not _PASS_NAME.match(cls.name):
         raise PluginError(f"pass {cls.__name__}: name '{cls.name}' must be lower-case words joined by '-'")
-    if (cls.name in IRKIT_PASSES or cls.name in PLUGIN_PASSES) and not replace:
+    if (cls.name in registry.PASSES or cls.name in registry.PLUGIN_PASSES) and not replace:
         raise PluginError(f"a pass named '{cls.name}' is registered already (pass replace=True to override it)")
-    PLUGIN_PASSES[cls.name] = lambda: cls
+    registry.PLUGIN_PASSES[cls.name] = lambda: cls
 
 
 # --- dialects and backends ----------------------------------------------------------------------
@@ -172,28 +173,24 @@ def register_pass(cls: type[ModulePass], *, replace: bool = False) -> None:
 
 def register_dialect(dialect: Dialect | Callable[[], Dialect], name: str | None = None) -> None:
     """Make a dialect (or a zero-argument factory of one, with `name`) known to irkit's contexts."""
-    from irkit.context import IRKIT_DIALECTS, PLUGIN_DIALECTS
-
     if isinstance(dialect, Dialect):
         name, factory = dialect.name, (lambda: dialect)
     elif name is None:
         raise PluginError("register_dialect with a factory needs the dialect's name")
     else:
         factory = dialect
-    if name in IRKIT_DIALECTS:
+    if name in registry.DIALECTS:
         raise PluginError(f"dialect '{name}' is one of irkit's own; choose another name")
-    PLUGIN_DIALECTS[name] = factory
+    registry.PLUGIN_DIALECTS[name] = factory
 
 
 def register_backend(name: str, emit: Callable[[ModuleOp], str], summary: str) -> None:
     """Make `irkit-opt --emit NAME` print `emit(module)`; `emit` raises DiagnosticError on bad IR."""
-    from irkit.backends.registry import BACKENDS, BUILTIN_BACKENDS
-
     if not _OP_NAME.match(name):
         raise PluginError(f"backend '{name}': names are lower-case identifiers")
-    if name in BUILTIN_BACKENDS:
+    if name in registry.BUILTIN_BACKENDS:
         raise PluginError(f"backend '{name}' is one of irkit's own; choose another name")
-    BACKENDS[name] = (emit, summary)
+    registry.BACKENDS[name] = (emit, summary)
 
 
 # --- loading ------------------------------------------------------------------------------------

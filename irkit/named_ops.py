@@ -17,6 +17,7 @@ from math import prod
 from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, StringAttr
 from xdsl.ir import Attribute
 
+from irkit import registry
 from irkit.affine_text import BinOp, Const, Expr, evaluate
 from irkit.suggest import suggest
 
@@ -232,7 +233,9 @@ def _conv_loops(_rank: int, p: dict[str, object]) -> list[str]:
     return ["n", "y", "x", "f", "r", "s", "c"]
 
 
-NAMED_OPS: dict[str, NamedOpSpec] = {
+# irkit's own operations; plugins add theirs (irkit.extend.register_named_op).
+NAMED_OPS: dict[str, NamedOpSpec] = registry.NAMED_OPS
+NAMED_OPS |= {
     spec.name: spec
     for spec in (
         NamedOpSpec(
@@ -296,12 +299,8 @@ def register_spec(spec: NamedOpSpec) -> None:
 
 
 def get_named_op(name: str) -> NamedOpSpec:
+    """The operation `name`: irkit's or a loaded plugin's (plugins load at the entry points)."""
     spec = NAMED_OPS.get(name)
-    if spec is None:
-        from irkit.extend import load_installed_plugins
-
-        load_installed_plugins()  # an installed package may define it (a no-op after the first time)
-        spec = NAMED_OPS.get(name)
     if spec is None:
         raise NamedOpError(f"unknown operation '{name}'; expected one of {', '.join(sorted(NAMED_OPS))}" + suggest(name, NAMED_OPS))
     return spec

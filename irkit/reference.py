@@ -82,6 +82,7 @@ from xdsl.ir.affine import (
     AffineSymExpr,
 )
 
+from irkit import registry
 from irkit.affine_text import BinOp, Const, Expr, Var, evaluate, format_affine, names_in, parse_affine
 from irkit.dialects import design as d
 from irkit.dialects import tensorop as t
@@ -863,7 +864,7 @@ def _elementwise(fn: str, args: list[np.ndarray], dt: np.dtype) -> np.ndarray:
 # fn(operands, parameter values with defaults filled in, accumulation dtype) -> result.
 ReferenceFn = Callable[[list[np.ndarray], dict[str, object], np.dtype], np.ndarray]
 PLUGIN_MARK = "(registered by a plugin)"  # in every error of a plugin's semantics: the checker looks for it
-REFERENCE_SEMANTICS: dict[str, ReferenceFn] = {}
+REFERENCE_SEMANTICS: dict[str, ReferenceFn] = registry.REFERENCE_SEMANTICS
 
 
 def named_op(name: str, args: list[np.ndarray], params: Mapping[str, object], dtype: np.dtype) -> np.ndarray:

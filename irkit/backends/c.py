@@ -67,8 +67,6 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     DictionaryAttr,
     FileLineColLoc,
-    Float32Type,
-    Float64Type,
     FloatAttr,
     IndexType,
     IntegerAttr,
@@ -77,7 +75,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     StringAttr,
 )
-from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.ir.affine import (
     AffineBinaryOpExpr,
     AffineBinaryOpKind,
@@ -89,6 +87,9 @@ from xdsl.ir.affine import (
 )
 
 from irkit.backends import c_math, c_outline, c_simd
+from irkit.backends.c_syntax import c_type, float_literal, int_literal
+from irkit.backends.c_syntax import comment as _comment
+from irkit.backends.c_syntax import is_f32 as _is_f32
 from irkit.diagnostics import Diagnostic, DiagnosticError, at_op
 from irkit.dialects.loop import AllocOp, ForOp, FreeOp, LoadOp, StoreOp, linear_form, store_depends_on
 from irkit.kernel_abi import DTYPE_OF, kernel_args, layout_order
@@ -193,61 +194,6 @@ _HELPERS: dict[str, str] = {
 
 
 # ------------------------------------------------------------------- types
-
-
-def c_type(t: Attribute) -> str | None:
-    if isinstance(t, Float32Type):
-        return "float"
-    if isinstance(t, Float64Type):
-        return "double"
-    if isinstance(t, IndexType):
-        return "int64_t"
-    if isinstance(t, IntegerType):
-        return {1: "int", 32: "int32_t", 64: "int64_t"}.get(t.width.data)
-    return None
-
-
-def _is_f32(t: Attribute) -> bool:
-    return isinstance(t, Float32Type)
-
-
-def _comment(text: str) -> str:
-    """`text` made safe inside a /* */ comment: printable ASCII, no terminator, no trigraphs."""
-    clean = "".join(ch if 32 <= ord(ch) < 127 else "?" for ch in text)
-    clean = clean.replace("*/", "* /").replace("/*", "/ *")
-    while "??" in clean:
-        clean = clean.replace("??", "?-?")
-    return clean
-
-
-def float_literal(value: float, t: Attribute) -> str:
-    suffix = "f" if _is_f32(t) else ""
-    if math.isnan(value):
-        return "NAN"
-    if math.isinf(value):
-        return "INFINITY" if value > 0 else "(-INFINITY)"
-    text = repr(float(value))
-    if "e" not in text and "." not in text:
-        text += ".0"
-    text += suffix
-    return f"({text})" if text.startswith("-") else text
-
-
-def int_literal(value: int, t: Attribute) -> str:
-    width = t.width.data if isinstance(t, IntegerType) else 64
-    if width == 1:
-        return "1" if value & 1 else "0"
-    if width == 32:
-        value = (value + 2**31) % 2**32 - 2**31
-        if value == -(2**31):
-            return "INT32_MIN"
-    elif width == 64 or isinstance(t, IndexType):
-        value = (value + 2**63) % 2**64 - 2**63
-        if value == -(2**63):
-            return "INT64_MIN"
-        if not -(2**31) < value < 2**31:
-            return f"INT64_C({value})" if value >= 0 else f"(-INT64_C({-value}))"
-    return str(value) if value >= 0 else f"({value})"
 
 
 # ---------------------------------------------------------- affine printing

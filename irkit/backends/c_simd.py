@@ -57,6 +57,8 @@ from xdsl.dialects.builtin import Float32Type, Float64Type, MemRefType
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 
+from irkit.backends.c_syntax import c_type
+from irkit.backends.c_syntax import comment as _comment
 from irkit.dialects.loop import ForOp, LoadOp, LocalOp, StoreOp, linear_form
 
 MAX_GROUPS = 16  # most vectors one explicit loop is unrolled into
@@ -419,7 +421,6 @@ class SimdEmitter:
         em = self.em
         plan = self.plan(loop)
         assert plan is not None
-        from irkit.backends.c import _comment
         from irkit.names import check_name
 
         lname = check_name(loop.loop_name.data, "loop", loop)
@@ -588,6 +589,4 @@ def _fusions(loop: ForOp, plan: LoopPlan) -> dict[int, tuple[Operation, SSAValue
 
 
 def _ctype(t: Attribute) -> str | None:
-    from irkit.backends.c import c_type
-
     return c_type(t)

@@ -10,7 +10,10 @@ from collections.abc import Callable
 
 from xdsl.dialects.builtin import ModuleOp
 
-BUILTIN_BACKENDS: dict[str, str] = {
+from irkit import registry
+
+BUILTIN_BACKENDS: dict[str, str] = registry.BUILTIN_BACKENDS
+BUILTIN_BACKENDS |= {
     "mlir": "the IR as MLIR text (the default)",
     "design": "design IR as a .design document",
     "c": "loop IR as C with OpenMP",
@@ -18,8 +21,8 @@ BUILTIN_BACKENDS: dict[str, str] = {
 }
 
 # name -> (emit function, one-line summary)
-BACKENDS: dict[str, tuple[Callable[[ModuleOp], str], str]] = {}
+BACKENDS: dict[str, tuple[Callable[[ModuleOp], str], str]] = registry.BACKENDS
 
 
 def backend_names() -> list[str]:
-    return [*BUILTIN_BACKENDS, *sorted(BACKENDS)]
+    return [*registry.BUILTIN_BACKENDS, *sorted(registry.BACKENDS)]

@@ -25,11 +25,7 @@ microbenchmarks are built for the `march` the description records, so a
 
 from __future__ import annotations
 
-import argparse
 import ctypes
-import json
-import sys
-import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -245,38 +241,3 @@ def load_description(spec: str):
     from irkit.perf.hardware import load_hardware
 
     return load_hardware(spec)
-
-
-def run_check(args: argparse.Namespace, hardware, progress: Progress) -> int:
-    """`irkit calibrate --check FILE`: 0 when FILE fits this host, 1 when not."""
-    from irkit.calibrate import detect, fingerprint
-    from irkit.tools.calibrate import build_flags, load_library
-
-    began = time.perf_counter()
-    recorded = hardware.text.get("march", "native")
-    march_arg = args.march if args.march is not None else (recorded if recorded not in ("", "(compiler default)") else None)
-    cflags, march = build_flags(march_arg)
-    host = detect.detect()
-    described = described_figures(hardware.values)
-    lib = load_library(host, cflags, march)
-    calibrator = Calibrator(host, CHECK, lib)
-    checker = Checker(calibrator, hardware.values)
-    measured = measure_figures(checker, described, progress)
-    verdict = Verdict(
-        compare(described, measured),
-        fingerprint.mismatch(hardware, march=march if args.march is not None else None),
-        [key for key in TOLERANCES if key not in described],
-    )
-    seconds = time.perf_counter() - began
-    if args.json:
-        data = {
-            "description": args.check,
-            "fits": verdict.fits,
-            "cpu": verdict.cpu,
-            "figures": [f.as_json() for f in verdict.figures],
-            "seconds": round(seconds, 3),
-        }
-        sys.stdout.write(json.dumps(data, indent=1) + "\n")
-    else:
-        sys.stdout.write(report_text(args.check, verdict, seconds))
-    return 0 if verdict.fits else 1

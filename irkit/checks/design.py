@@ -50,23 +50,14 @@ from irkit.named_ops import NamedOpError, get_named_op
 from irkit.names import name_diagnostic
 
 
-def check_module(module: ModuleOp, lowering: bool = True) -> list[Diagnostic]:
-    """All semantic problems of the designs and hardware blocks in `module`.
-
-    With `lowering`, a design without other errors is also lowered the way
-    `irkit run` lowers it (`irkit.checks.lowering`), so that whatever a
-    schedule pass refuses is refused here first; `lower-design`, which is
-    followed by those passes anyway, turns it off.
-    """
+def check_module(module: ModuleOp) -> list[Diagnostic]:
+    """The semantic problems of the designs and hardware blocks in `module` that the checker
+    finds by itself, without lowering (`irkit.checks.document.check_document` adds what the
+    schedule passes refuse)."""
     diags: list[Diagnostic] = []
     for op in module.body.block.ops:
         if isinstance(op, d.DesignOp):
-            found = DesignChecker(op).run()
-            if lowering and not any(x.severity == "error" for x in found):
-                from irkit.checks.lowering import check_lowering
-
-                found += check_lowering(op)
-            diags.extend(found)
+            diags.extend(DesignChecker(op).run())
         elif isinstance(op, d.HardwareOp):
             diags.extend(check_hardware_block(op))
     return diags

@@ -7,12 +7,14 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from xdsl.dialects.builtin import FileLineColLoc
+from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
 from xdsl.ir import Operation
+from xdsl.utils.exceptions import DiagnosticException
 
 from irkit.checks.schedule import suggest
-from irkit.diagnostics import Diagnostic, DiagnosticError, at_op
+from irkit.diagnostics import Diagnostic, at_op, error
 from irkit.dialects import design as d
+from irkit.frontend.build import build_design
 from irkit.hardware_files import find_hardware, search_dirs
 from irkit.units import (
     CACHE_FIELDS,
@@ -157,13 +159,29 @@ def check_hardware_ref(op: d.HardwareRefOp) -> list[Diagnostic]:
         diag = at_op("error", f"hardware description '{name}' not found: no {name}.hw in {looked}", op, name)
         diag.with_note(f"write one with `irkit calibrate -o {name}.hw`, or use an inline hardware {{ ... }} block")
         return [diag]
-    from irkit.frontend import parse_design
-
-    try:
-        module = parse_design(Path(path).read_text(), str(path))
-    except DiagnosticError as err:
+    module, errors = _read_hardware_file(path)
+    if errors:
         diag = at_op("error", f"hardware description '{name}' ({path}) has errors", op, name)
-        return [diag, *err.diagnostics]
+        return [diag, *errors]
+    assert module is not None
     if not any(isinstance(o, d.HardwareOp) for o in module.body.block.ops):
         return [at_op("error", f"{path} is not a hardware description (expected hardware {name} {{ ... }})", op, name)]
     return []
+
+
+def _read_hardware_file(path: Path) -> tuple[ModuleOp | None, list[Diagnostic]]:
+    """A `.hw` file's IR and its errors: syntax, building, each hardware block's checks and
+    the op verifiers (what `parse_design` would report, without the frontend's package)."""
+    module, diags = build_design(Path(path).read_text(), str(path))
+    if module is not None:
+        for block in module.body.block.ops:
+            if isinstance(block, d.HardwareOp):
+                diags += check_hardware_block(block)
+    errors = [diag for diag in diags if diag.severity == "error"]
+    if module is not None and not errors:
+        try:
+            module.verify()
+        except DiagnosticException as exc:
+            bad = getattr(exc, "op", None)
+            errors = [at_op("error", str(exc), bad) if bad is not None else error(str(exc), str(path))]
+    return module, sorted(errors, key=lambda diag: (diag.line, diag.col))

@@ -57,6 +57,8 @@ from xdsl.irdl import (
 from xdsl.traits import HasParent, IsTerminator
 from xdsl.utils.exceptions import VerifyException
 
+from irkit import registry
+
 PARALLEL = "parallel"
 REDUCTION = "reduction"
 
@@ -404,7 +406,8 @@ class ElementwiseOp(NamedTensorOp):
             raise VerifyException("elementwise operands must have one rank")
 
 
-NAMED_TENSOR_OPS: dict[str, type[NamedTensorOp]] = {
+NAMED_TENSOR_OPS: dict[str, type[NamedTensorOp]] = registry.TENSOR_OPS
+NAMED_TENSOR_OPS |= {
     "matmul": MatmulOp,
     "batch_matmul": BatchMatmulOp,
     "conv2d": Conv2dOp,

@@ -6,18 +6,9 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import DiagnosticException
 
 from irkit.diagnostics import Diagnostic, DiagnosticError, at_op
-from irkit.frontend.build import DesignBuilder
-from irkit.frontend.syntax import parse_syntax
+from irkit.frontend.build import build_design
 
-
-def build_design(text: str, filename: str = "<input>") -> tuple[ModuleOp | None, list]:
-    """Parse and build IR without semantic checks; returns (module or None, diagnostics)."""
-    syntax = parse_syntax(text, filename)
-    if syntax.tree is None:
-        return None, syntax.diagnostics
-    builder = DesignBuilder(filename)
-    module = builder.build_module(syntax.tree)
-    return module, syntax.diagnostics + builder.diagnostics
+__all__ = ["build_design", "parse_design"]
 
 
 def parse_design(
@@ -31,9 +22,11 @@ def parse_design(
     """
     module, diagnostics = build_design(text, filename)
     if module is not None and check:
-        from irkit.checks.design import check_module
+        # Imported here: the checker lowers the document, and the passes it runs read the
+        # frontend's builder (irkit.frontend.build), whose package this is.
+        from irkit.checks.document import check_document
 
-        diagnostics = diagnostics + check_module(module)
+        diagnostics = diagnostics + check_document(module)
     diagnostics.sort(key=lambda diag: (diag.file != filename, diag.line, diag.col))
     if module is None or any(diag.severity == "error" for diag in diagnostics):
         raise DiagnosticError(diagnostics)

@@ -31,6 +31,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from irkit.affine_text import BinOp, Const, Expr, Var, fold_linear, format_affine
 from irkit.diagnostics import Diagnostic, error
 from irkit.dialects import design as d
+from irkit.frontend.syntax import parse_syntax
 from irkit.suggest import suggest
 
 ELEMENT_TYPES: dict[str, Attribute] = {"f32": Float32Type(), "f64": Float64Type(), "i32": IntegerType(32)}
@@ -448,3 +449,13 @@ class DesignBuilder:
         else:
             op = d.AssumeNoAliasOp([str(t) for t in ch])
         return self.located(op, node)
+
+
+def build_design(text: str, filename: str = "<input>") -> tuple[ModuleOp | None, list]:
+    """Parse and build IR without semantic checks; returns (module or None, diagnostics)."""
+    syntax = parse_syntax(text, filename)
+    if syntax.tree is None:
+        return None, syntax.diagnostics
+    builder = DesignBuilder(filename)
+    module = builder.build_module(syntax.tree)
+    return module, syntax.diagnostics + builder.diagnostics

@@ -57,7 +57,7 @@ class ParsedDocument:
 
 def parse_document(text: str, filename: str = "<input>") -> ParsedDocument:
     """Build `text` (no semantic check) and attach its comments; `DiagnosticError` on any error."""
-    from irkit.frontend import build_design
+    from irkit.frontend.build import build_design
 
     module, diagnostics = build_design(text, filename)
     errors = [diag for diag in diagnostics if diag.severity == "error"]

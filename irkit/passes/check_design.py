@@ -13,7 +13,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from irkit.checks.design import check_module
+from irkit.checks.document import check_document
 from irkit.diagnostics import DiagnosticError
 
 
@@ -27,6 +27,6 @@ class CheckDesignPass(ModulePass):
     name = "check-design"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        diagnostics = check_module(op)
+        diagnostics = check_document(op)
         if any(diag.severity == "error" for diag in diagnostics):
             raise DiagnosticError(diagnostics)

@@ -74,6 +74,7 @@ from xdsl.ir.affine import AffineExpr, AffineMap, AffineSymExpr
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from irkit import registry
 from irkit.diagnostics import DiagnosticError, at_op
 from irkit.dialects import loop as lp
 from irkit.dialects import tensorop as t
@@ -470,7 +471,8 @@ class Gen:
 # The generic form of each named op: fn(gen) appends the fills, allocs and generics computing
 # gen.op to gen.ops (through gen.fill / gen.alloc / gen.generic / gen.contraction).  irkit's own
 # are the Gen methods of the same name; irkit.extend.register_named_op adds plugins'.
-GENERALIZERS: dict[str, Callable[[Gen], None]] = {
+GENERALIZERS: dict[str, Callable[[Gen], None]] = registry.GENERALIZERS
+GENERALIZERS |= {
     name: getattr(Gen, name)
     for name in ("matmul", "batch_matmul", "conv2d", "softmax", "transpose", "reduce", "elementwise")
 }

@@ -354,9 +354,9 @@ class LowerDesignPass(ModulePass):
             raise DiagnosticError([at_op("error", "lower-design: the module holds no design.design to lower", op)])
         from irkit.checks.design import check_module
 
-        # Not the checker's own lowering (lowering=True): the passes after this one report
+        # Not the checker's lowering (checks.document): the passes after this one report
         # the same diagnostics, and lowering twice would double the cost of `irkit run`.
-        errors = [diag for diag in check_module(op, lowering=False) if diag.severity == "error"]
+        errors = [diag for diag in check_module(op) if diag.severity == "error"]
         if errors:  # a document the checker rejects has no meaning to lower
             raise DiagnosticError(errors)
         rewriter = Rewriter()

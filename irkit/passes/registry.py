@@ -12,6 +12,8 @@ from collections.abc import Callable
 
 from xdsl.passes import ModulePass
 
+from irkit import registry
+
 
 def _check_design() -> type[ModulePass]:
     from irkit.passes.check_design import CheckDesignPass
@@ -76,7 +78,8 @@ def _schedule_pass(module: str, cls: str) -> Callable[[], type[ModulePass]]:
     return factory
 
 
-IRKIT_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
+IRKIT_PASSES: dict[str, Callable[[], type[ModulePass]]] = registry.PASSES
+IRKIT_PASSES |= {
     "check-design": _check_design,
     "lower-design": _lower_design,
     "generalize-tensorop": _generalize_tensorop,
@@ -101,7 +104,7 @@ IRKIT_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
 
 
 # Passes added with irkit.extend.register_pass (irkit plugins, `--plugin FILE`).
-PLUGIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {}
+PLUGIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = registry.PLUGIN_PASSES
 
 
 def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
@@ -114,7 +117,7 @@ def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     from xdsl.universe import Universe
 
     passes = dict(Universe.get_multiverse().all_passes)
-    for name, factory in IRKIT_PASSES.items():
+    for name, factory in registry.PASSES.items():
         passes.setdefault(name, factory)
-    passes.update(PLUGIN_PASSES)
+    passes.update(registry.PLUGIN_PASSES)
     return passes

@@ -25,9 +25,9 @@ class VerifyRoundtripPass(ModulePass):
     document: str = option("", help="the .design file the module must implement (needed when the module is loop IR)")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        from irkit.api import read_document
         from irkit.dialects import design as d
         from irkit.frontend import parse_design
+        from irkit.frontend.source import read_document
         from irkit.raising.verify import compare_modules, lowered_loops
 
         is_design = any(isinstance(o, d.DesignOp) for o in op.body.block.ops)

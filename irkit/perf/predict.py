@@ -112,7 +112,7 @@ def module_functions(kernel) -> str:
 
 def perf_module(source: str | Path):
     """(perf IR module, document module, name) of a document: path or text."""
-    from irkit.api import read_document
+    from irkit.frontend.source import read_document
 
     return _perf_of(*read_document(source))
 
@@ -135,7 +135,7 @@ _MODELS: dict[tuple[str, str], tuple[CostModel, object]] = {}
 
 def cost_model(source: str | Path) -> tuple[CostModel, object, str]:
     """The (cached) cost model of a document, with its parsed document module and name."""
-    from irkit.api import read_document
+    from irkit.frontend.source import read_document
 
     text, name = read_document(source)
     key = (name, text)

@@ -41,7 +41,7 @@ def document_tensorop(design_module: ModuleOp) -> ModuleOp:
 
 def lowered_loops(design_module: ModuleOp) -> ModuleOp:
     """The document lowered all the way to loop IR."""
-    from irkit.api import lowering_pipeline
+    from irkit.passes.pipeline import lowering_pipeline
 
     module = design_module.clone()
     ctx = _context()

@@ -82,7 +82,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     progress = Progress(sys.stderr)
     if args.check is not None:
-        from irkit.calibrate.quickcheck import load_description, run_check
+        from irkit.calibrate.quickcheck import load_description
         from irkit.tools.opt import UsageError
 
         if args.output or args.name:
@@ -521,3 +521,47 @@ def _self_check(text: str, filename: str) -> None:
     except DiagnosticError as exc:
         problems = "; ".join(d.message for d in exc.diagnostics)
         raise InternalError(f"the written description does not check: {problems}") from None
+
+
+def run_check(args: argparse.Namespace, hardware, progress: Progress) -> int:
+    """`irkit calibrate --check FILE`: 0 when FILE fits this host, 1 when not."""
+    from irkit.calibrate import detect, fingerprint
+    from irkit.calibrate.quickcheck import (
+        CHECK,
+        TOLERANCES,
+        Checker,
+        Verdict,
+        compare,
+        described_figures,
+        measure_figures,
+        report_text,
+    )
+
+    began = time.perf_counter()
+    recorded = hardware.text.get("march", "native")
+    march_arg = args.march if args.march is not None else (recorded if recorded not in ("", "(compiler default)") else None)
+    cflags, march = build_flags(march_arg)
+    host = detect.detect()
+    described = described_figures(hardware.values)
+    lib = load_library(host, cflags, march)
+    calibrator = Calibrator(host, CHECK, lib)
+    checker = Checker(calibrator, hardware.values)
+    measured = measure_figures(checker, described, progress)
+    verdict = Verdict(
+        compare(described, measured),
+        fingerprint.mismatch(hardware, march=march if args.march is not None else None),
+        [key for key in TOLERANCES if key not in described],
+    )
+    seconds = time.perf_counter() - began
+    if args.json:
+        data = {
+            "description": args.check,
+            "fits": verdict.fits,
+            "cpu": verdict.cpu,
+            "figures": [f.as_json() for f in verdict.figures],
+            "seconds": round(seconds, 3),
+        }
+        sys.stdout.write(json.dumps(data, indent=1) + "\n")
+    else:
+        sys.stdout.write(report_text(args.check, verdict, seconds))
+    return 0 if verdict.fits else 1

@@ -114,7 +114,8 @@ def help_pass(name: str, passes: dict[str, Callable[[], type]]) -> str:
 
 def list_backends() -> str:
     """Every `--emit` format: irkit's own, then plugins'."""
-    from irkit.backends.registry import BACKENDS, BUILTIN_BACKENDS
+    import irkit.backends.registry  # noqa: F401 -- puts irkit's own formats in the registry
+    from irkit.registry import BACKENDS, BUILTIN_BACKENDS
 
     rows = [*BUILTIN_BACKENDS.items(), *((n, s) for n, (_, s) in sorted(BACKENDS.items()))]
     return "".join(f"{name}\n    {text}\n" for name, text in rows)

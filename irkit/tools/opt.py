@@ -679,7 +679,7 @@ class Driver:
 
     def _emit_plugin(self, module: ModuleOp) -> str:
         """A plugin's backend (irkit.extend.register_backend); its DiagnosticErrors are the input's fault."""
-        from irkit.backends.registry import BACKENDS
+        from irkit.registry import BACKENDS
 
         emit, _ = BACKENDS[self.opts.emit]
         try:

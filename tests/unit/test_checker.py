@@ -2,7 +2,7 @@
 
 import pytest
 
-from irkit.checks.design import check_module
+from irkit.checks.document import check_document
 from irkit.diagnostics import DiagnosticError, SourceManager, render_json, render_text
 from irkit.frontend import build_design, parse_design
 
@@ -26,7 +26,7 @@ BAD = """design bad {
 def diagnostics(text):
     module, diags = build_design(text, "bad.design")
     assert module is not None and diags == []
-    return check_module(module)
+    return check_document(module)
 
 
 def test_all_errors_are_reported_in_one_run():

@@ -386,11 +386,11 @@ def test_a_broken_plugin_reference_is_an_error_of_the_check_not_a_crash(tmp_path
 def test_dialect_and_backend_names_are_checked(monkeypatch):
     from xdsl.ir import Dialect
 
-    from irkit.backends.registry import BACKENDS
-    from irkit.context import PLUGIN_DIALECTS, make_context
+    from irkit import registry
+    from irkit.context import make_context
 
-    monkeypatch.setattr("irkit.context.PLUGIN_DIALECTS", dict(PLUGIN_DIALECTS))
-    monkeypatch.setattr("irkit.backends.registry.BACKENDS", dict(BACKENDS))
+    monkeypatch.setattr(registry, "PLUGIN_DIALECTS", dict(registry.PLUGIN_DIALECTS))
+    monkeypatch.setattr(registry, "BACKENDS", dict(registry.BACKENDS))
     with pytest.raises(ext.PluginError, match="needs the dialect's name"):
         ext.register_dialect(lambda: Dialect("late", [], []))
     with pytest.raises(ext.PluginError, match="'loop' is one of irkit's own"):

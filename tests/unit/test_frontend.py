@@ -110,9 +110,9 @@ def test_build_without_check_keeps_semantic_errors_for_later():
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
 def test_examples_are_clean(path):
     module = parse_design(path.read_text(), str(path))
-    from irkit.checks.design import check_module
+    from irkit.checks.document import check_document
 
-    assert check_module(module) == []  # no warnings either
+    assert check_document(module) == []  # no warnings either
     assert ops_of(module, d.ScheduleOp) and (ops_of(module, d.HardwareOp) or ops_of(module, d.HardwareRefOp))
     assert ops_of(module, d.LayoutOp)
 

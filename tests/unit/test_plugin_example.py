@@ -299,13 +299,18 @@ def test_the_backend_refuses_ir_that_is_not_loop_level(plugin_env: PluginEnv):
 
 
 def test_the_python_api_loads_installed_plugins_too(plugin_env: PluginEnv):
+    """`irkit.compile` is an entry point: it loads installed plugins.  A lookup or a context
+    never does (that would import plugins from inside a verifier)."""
     code = (
+        "import irkit\n"
         "from irkit.context import make_context\n"
-        "from irkit.backends.registry import BACKENDS\n"
+        "from irkit.registry import BACKENDS\n"
         "before = sorted(BACKENDS)\n"
         "make_context()\n"
-        "print(before, sorted(BACKENDS))\n"
+        "after_context = sorted(BACKENDS)\n"
+        f"irkit.compile({GEMM!r}, build=False)\n"
+        "print(before, after_context, sorted(BACKENDS))\n"
     )
     done = _run([plugin_env.python, "-c", code])
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[] ['loopstats']"
+    assert done.stdout.strip() == "[] [] ['loopstats']"

@@ -39,12 +39,14 @@ from collections.abc import Callable, Mapping
 from xdsl.dialects import func
 from xdsl.ir import Attribute
 
+from irkit import registry
+
 SHAPE = "shape"
 PLACE = "place"
 
 Directive = Callable[[func.FuncOp, str, Mapping[str, Attribute], str], None]
 
-DIRECTIVES: dict[str, Directive] = {}
+DIRECTIVES: dict[str, Directive] = registry.DIRECTIVES
 PHASES: dict[str, str] = {"compute_at": PLACE, "compute_root": PLACE}
 MODULES: dict[str, str] = {"compute_root": "compute_at"}
 
