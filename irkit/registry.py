@@ -14,6 +14,9 @@ The tables, by level:
 - `TENSOR_OPS`: name -> the tensorop op class of a named operation;
 - `GENERALIZERS`: name -> `fn(gen)` building its generic form;
 - `REFERENCE_SEMANTICS`: name -> the numpy semantics of a plugin's operation;
+- `DIRECTIVE_RECORDS`: schedule-directive kind -> its record
+  (`irkit.directives.record.Directive`: op, builder, printer, replay,
+  parameter space, where its loop transform lives);
 - `DIRECTIVES`: schedule-directive kind -> its loop transform (filled by
   `irkit.passes.schedule`'s modules when imported);
 - `PASSES` / `PLUGIN_PASSES`: pipeline name -> zero-argument factory of the
@@ -35,6 +38,7 @@ NAMED_OPS: dict[str, Any] = {}
 TENSOR_OPS: dict[str, type] = {}
 GENERALIZERS: dict[str, Callable[[Any], None]] = {}
 REFERENCE_SEMANTICS: dict[str, Callable[..., Any]] = {}
+DIRECTIVE_RECORDS: dict[str, Any] = {}
 DIRECTIVES: dict[str, Callable[..., None]] = {}
 
 PASSES: dict[str, Callable[[], type]] = {}

@@ -29,6 +29,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from irkit.dialects import design as d
+from irkit.directives import directive_text
 from irkit.frontend.comments import Attached, Comment, DocumentComments, Role
 
 INDENT = "  "
@@ -315,30 +316,10 @@ def format_layout(op: d.LayoutOp) -> str:
 
 
 def format_directive(op: Operation) -> str:
-    if isinstance(op, d.SplitOp):
-        return f"split {op.loop.data} by {op.factor.value.data} -> {op.outer.data}, {op.inner.data}"
-    if isinstance(op, d.TileOp):
-        names = d.str_list(op.outer) + d.str_list(op.inner)
-        factors = ", ".join(str(f) for f in d.int_list(op.factors))
-        return f"tile {', '.join(d.str_list(op.loops))} by {factors} -> {', '.join(names)}"
-    if isinstance(op, d.ReorderOp):
-        return f"reorder {', '.join(d.str_list(op.loops))}"
-    if isinstance(op, d.ParallelOp):
-        return f"parallel {op.loop.data}"
-    if isinstance(op, d.VectorizeOp):
-        width = "" if op.width is None else f" by {op.width.value.data}"
-        return f"vectorize {op.loop.data}{width}"
-    if isinstance(op, d.UnrollOp):
-        return f"unroll {op.loop.data} by {op.factor.value.data}"
-    if isinstance(op, d.UnrollJamOp):
-        return f"unroll_jam {op.loop.data} by {op.factor.value.data}"
-    if isinstance(op, d.PackOp):
-        return f"pack {op.tensor.data} at {op.loop.data}"
-    if isinstance(op, d.ComputeAtOp):
-        return f"compute_at {op.stage.data}.{op.loop.data}"
-    if isinstance(op, d.ComputeRootOp):
-        return "compute_root"
-    raise DesignPrintError(f"'{op.name}' is not a schedule directive")
+    text = directive_text(op)
+    if text is None:
+        raise DesignPrintError(f"'{op.name}' is not a schedule directive")
+    return text
 
 
 def format_assumption(op: Operation) -> str:

@@ -31,6 +31,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from irkit.affine_text import BinOp, Const, Expr, Var, fold_linear, format_affine
 from irkit.diagnostics import Diagnostic, error
 from irkit.dialects import design as d
+from irkit.directives import record_of
 from irkit.frontend.syntax import parse_syntax
 from irkit.suggest import suggest
 
@@ -367,45 +368,11 @@ class DesignBuilder:
         return self.located(d.ScheduleOp(str(stage), ops), node)
 
     def directive(self, node: Tree) -> Operation:
-        kind, ch = node.data, node.children
-        if kind == "split":
-            loop, factor, outer, inner = ch
-            op: Operation = d.SplitOp(str(loop), self.int_(factor), str(outer or f"{loop}o"), str(inner or f"{loop}i"))
-        elif kind == "tile":
-            loops = [str(t) for t in ch[0].children]
-            factors = [self.int_(t) for t in ch[1].children]
-            if ch[2] is None:
-                outer, inner = [f"{v}o" for v in loops], [f"{v}i" for v in loops]
-            else:
-                names = [str(t) for t in ch[2].children]
-                if len(names) != 2 * len(loops):
-                    self.report(
-                        f"tile of {len(loops)} loop{'s' if len(loops) != 1 else ''} names {len(names)} new loops; "
-                        f"give {2 * len(loops)}: the {len(loops)} outer loops, then the {len(loops)} inner ones",
-                        ch[2],
-                    )
-                half = len(names) // 2
-                outer, inner = names[:half], names[half:]
-            op = d.TileOp(loops, factors, outer, inner)
-        elif kind == "reorder":
-            op = d.ReorderOp([str(t) for t in ch[0].children])
-        elif kind == "parallel":
-            op = d.ParallelOp(str(ch[0]))
-        elif kind == "vectorize":
-            op = d.VectorizeOp(str(ch[0]), None if ch[1] is None else self.int_(ch[1]))
-        elif kind == "unroll":
-            op = d.UnrollOp(str(ch[0]), self.int_(ch[1]))
-        elif kind == "compute_at":
-            op = d.ComputeAtOp(str(ch[0]), str(ch[1]))
-        elif kind == "unroll_jam":
-            op = d.UnrollJamOp(str(ch[0]), self.int_(ch[1]))
-        elif kind == "pack":
-            op = d.PackOp(str(ch[0]), str(ch[1]))
-        elif kind == "compute_root":
-            op = d.ComputeRootOp()
-        else:
-            raise AssertionError(f"directive without a builder: {kind}")
-        return self.located(op, node)
+        """A schedule directive, built by its record (`irkit.directives`) from its grammar rule."""
+        record = record_of(node.data)
+        if record is None:
+            raise AssertionError(f"directive without a record: {node.data}")
+        return self.located(record.build(self, node.children), node)
 
     # --- hardware, assumptions ----------------------------------------------
 

@@ -12,7 +12,9 @@ from collections.abc import Callable
 
 from xdsl.passes import ModulePass
 
+import irkit.directives  # noqa: F401 -- registers the directive records
 from irkit import registry
+from irkit.registry import DIRECTIVE_RECORDS
 
 
 def _check_design() -> type[ModulePass]:
@@ -73,7 +75,7 @@ def _schedule_pass(module: str, cls: str) -> Callable[[], type[ModulePass]]:
     def factory() -> type[ModulePass]:
         import importlib
 
-        return getattr(importlib.import_module(f"irkit.passes.schedule.{module}"), cls)
+        return getattr(importlib.import_module(module), cls)
 
     return factory
 
@@ -89,18 +91,13 @@ IRKIT_PASSES |= {
     "raise-loop": _raise_loop,
     "raise-tensorop": _raise_tensorop,
     "verify-roundtrip": _verify_roundtrip,
-    "schedule-split": _schedule_pass("split", "ScheduleSplitPass"),
-    "schedule-tile": _schedule_pass("tile", "ScheduleTilePass"),
-    "schedule-reorder": _schedule_pass("reorder", "ScheduleReorderPass"),
-    "schedule-parallel": _schedule_pass("parallel", "ScheduleParallelPass"),
-    "schedule-vectorize": _schedule_pass("vectorize", "ScheduleVectorizePass"),
-    "schedule-unroll": _schedule_pass("unroll", "ScheduleUnrollPass"),
-    "schedule-unroll-jam": _schedule_pass("unroll_jam", "ScheduleUnrollJamPass"),
-    "schedule-pack": _schedule_pass("pack", "SchedulePackPass"),
-    "schedule-compute-at": _schedule_pass("compute_at", "ScheduleComputeAtPass"),
-    "schedule-compute-root": _schedule_pass("compute_at", "ScheduleComputeRootPass"),
-    "schedule-fuse-stage": _schedule_pass("compute_at", "ScheduleFuseStagePass"),
+    "schedule-fuse-stage": _schedule_pass("irkit.passes.schedule.compute_at", "ScheduleFuseStagePass"),
 }
+
+
+# Each schedule directive's stand-alone pass (`schedule-split`, ...), named by its record.
+for _record in DIRECTIVE_RECORDS.values():
+    IRKIT_PASSES.setdefault(_record.pass_name, _schedule_pass(_record.transform, _record.pass_class))
 
 
 # Passes added with irkit.extend.register_pass (irkit plugins, `--plugin FILE`).

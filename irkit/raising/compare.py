@@ -42,6 +42,8 @@ from xdsl.ir.affine import (
 )
 
 from irkit.dialects import tensorop as t
+from irkit.directives import entry_of_row, record_of
+from irkit.directives.nest import Nest
 from irkit.kernel_abi import kernel_args, layout_order
 
 COMMUTATIVE = {"arith.addf", "arith.mulf", "arith.maximumf", "arith.minimumf", "arith.addi", "arith.muli",
@@ -594,104 +596,21 @@ def memref_rank(t_: MemRefType) -> int:
 # ---- schedules --------------------------------------------------------------------
 
 
-@dataclass
-class Nest:
-    """A stage's loops after its directives: (dimension, step) per loop, outermost first, and marks."""
-
-    loops: list[list]  # [name, dimension, step]
-    marks: dict[str, dict[str, object]]  # loop name -> parallel / vector / unroll
-    where: tuple[str, str] | None  # compute_at (stage, loop)
-    locs: dict[str, str]  # what directive made what: "split:y", "parallel:yo", "reorder", "compute_at" -> loc
-    packs: dict[str, str] = field(default_factory=dict)  # tensor -> the loop its packed copy is made in
-
-    def key(self, name: str) -> tuple[str, int] | None:
-        for loop in self.loops:
-            if loop[0] == name:
-                return loop[1], loop[2]
-        return None
-
-    def name_of(self, key: tuple[str, int]) -> str | None:
-        for loop in self.loops:
-            if (loop[1], loop[2]) == key:
-                return loop[0]
-        return None
-
-
-def _value(attr):
-    data = getattr(attr, "data", attr)
-    if isinstance(attr, IntegerAttr):
-        return attr.value.data
-    if hasattr(attr, "get_values"):
-        return list(attr.get_values())
-    if isinstance(data, tuple | list):
-        return [_value(x) for x in data]
-    return data
-
-
 def replay(op: t.GenericOp, rename: dict[str, str] | None = None) -> Nest:
-    """The loops a generic's `schedule` makes from its domain (names mapped through `rename`)."""
-    rename = rename or {}
-    loops: list[list] = [[n.data, rename.get(n.data, n.data), 1] for n in op.loop_names.data]
-    nest = Nest(loops, {}, None, {})
-    rows = op.schedule.data if op.schedule is not None else ()
-    for row in rows:
-        entry = {k: _value(v) for k, v in row.data.items()}  # type: ignore[attr-defined]
-        kind, loc = entry.get("kind"), entry.get("loc")
-        names = [x[0] for x in nest.loops]
-        if kind == "split" and entry["loop"] in names:
-            pos = names.index(entry["loop"])
-            _, root, step = nest.loops[pos]
-            outer, inner = entry["outer"], entry["inner"]
-            nest.loops[pos : pos + 1] = [[outer, root, step * entry["factor"]], [inner, root, step]]
-            nest.locs[f"split:{root}"] = loc
-            _move_marks(nest, entry["loop"], outer, inner)
-        elif kind == "tile" and all(x in names for x in entry["loops"]):
-            pos = min(names.index(x) for x in entry["loops"])
-            roots = [nest.loops[names.index(x)][1] for x in entry["loops"]]
-            steps = [nest.loops[names.index(x)][2] for x in entry["loops"]]
-            nest.loops = [x for x in nest.loops if x[0] not in entry["loops"]]
-            new = [[o, r, s_ * f] for o, r, s_, f in zip(entry["outer"], roots, steps, entry["factors"])]
-            new += [[i, r, s_] for i, r, s_ in zip(entry["inner"], roots, steps)]
-            nest.loops[pos:pos] = new
-            for r in roots:
-                nest.locs[f"split:{r}"] = loc
-            for old, o, i in zip(entry["loops"], entry["outer"], entry["inner"]):
-                _move_marks(nest, old, o, i)
-        elif kind == "reorder" and all(x in names for x in entry["loops"]):
-            positions = sorted(names.index(x) for x in entry["loops"])
-            by_name = {x[0]: x for x in nest.loops}
-            for p, x in zip(positions, entry["loops"]):
-                nest.loops[p] = by_name[x]
-            nest.locs["reorder"] = loc
-        elif kind == "pack":
-            nest.packs[entry["tensor"]] = entry["loop"]
-            nest.locs[f"pack:{entry['tensor']}"] = loc
-        elif kind in ("parallel", "vectorize", "unroll", "unroll_jam"):
-            mark = {"parallel": True, "vectorize": entry.get("width", True)}.get(kind, entry.get("factor"))
-            nest.marks.setdefault(entry["loop"], {})[kind] = mark
-            nest.locs[f"{kind}:{entry['loop']}"] = loc
-        elif kind == "compute_at":
-            nest.where = (entry["stage"], entry["loop"])
-            nest.locs["compute_at"] = loc
+    """The loops a generic's `schedule` makes from its domain (names mapped through `rename`),
+    replayed by the directives' own records, as the checker replays them."""
+    names = [n.data for n in op.loop_names.data]
+    nest = Nest("", names, roots=dict(rename or {}), quiet=True)
+    for row in op.schedule.data if op.schedule is not None else ():
+        entry = entry_of_row(row)
+        record = record_of(str(entry.get("kind")))
+        if record is not None:
+            record.replay(nest, entry, entry.get("loc"))
     return nest
 
 
 def _schedule_diff(stage: str, message: str, loc: str | None = None) -> Difference:
     return Difference(stage, "schedule", message, loc)
-
-
-def _move_marks(nest: Nest, old: str, outer: str, inner: str) -> None:
-    """A split loop's marks go where the lowering puts them: `parallel` on the outer loop,
-    `vectorize` and `unroll` (and `unroll_jam`) on the inner one."""
-    marks = nest.marks.pop(old, None)
-    if not marks:
-        return
-    for kind, value in marks.items():
-        target = outer if kind == "parallel" else inner
-        nest.marks.setdefault(target, {})[kind] = value
-        key = f"{kind}:{old}"
-        if key in nest.locs:
-            nest.locs[f"{kind}:{target}"] = nest.locs[key]
 
 
 def _last_generic(writes: list[WriteForm]) -> t.GenericOp | None:

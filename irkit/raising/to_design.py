@@ -37,6 +37,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from irkit.dialects import design as d
 from irkit.dialects import tensorop as t
+from irkit.directives import directive_op, entry_of_row
 from irkit.kernel_abi import dtype_name, kernel_args, layout_order
 from irkit.named_ops import NAMED_OPS
 from irkit.raising.compare import WriteForm, _compare_pair, affine_text, kernel_form
@@ -416,40 +417,8 @@ def _layout_op(name: str, order: list[int], align: int | None) -> d.LayoutOp:
 
 
 def _directive(row: DictionaryAttr) -> Operation | None:
-    e = row.data
-
-    def s(key: str) -> str:
-        return e[key].data  # type: ignore[attr-defined]
-
-    def n(key: str) -> int:
-        return e[key].value.data  # type: ignore[attr-defined]
-
-    def strs(key: str) -> list[str]:
-        return [x.data for x in e[key].data]  # type: ignore[attr-defined]
-
-    kind = s("kind")
-    if kind == "split":
-        return d.SplitOp(s("loop"), n("factor"), s("outer"), s("inner"))
-    if kind == "tile":
-        factors = list(e["factors"].get_values())  # type: ignore[attr-defined]
-        return d.TileOp(strs("loops"), factors, strs("outer"), strs("inner"))
-    if kind == "reorder":
-        return d.ReorderOp(strs("loops"))
-    if kind == "parallel":
-        return d.ParallelOp(s("loop"))
-    if kind == "vectorize":
-        return d.VectorizeOp(s("loop"), n("width") if "width" in e else None)
-    if kind == "unroll":
-        return d.UnrollOp(s("loop"), n("factor"))
-    if kind == "unroll_jam":
-        return d.UnrollJamOp(s("loop"), n("factor"))
-    if kind == "pack":
-        return d.PackOp(s("tensor"), s("loop"))
-    if kind == "compute_at":
-        return d.ComputeAtOp(s("stage"), s("loop"))
-    if kind == "compute_root":
-        return d.ComputeRootOp()
-    return None
+    """The design op of a schedule dictionary, by its directive's record (None for an unknown kind)."""
+    return directive_op(entry_of_row(row))
 
 
 def _param_attr(value: object) -> Attribute:

@@ -12,11 +12,12 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import VerifyException
 
-from irkit.checks.schedule import LoopNest, replay
+from irkit.checks.schedule import replay
 from irkit.context import make_context
 from irkit.diagnostics import DiagnosticError
 from irkit.dialects import design as d
 from irkit.dialects import loop as lp
+from irkit.directives.nest import Nest
 from irkit.frontend import parse_design
 from irkit.passes import apply_schedule as aps
 from irkit.passes import schedule as sched
@@ -132,10 +133,10 @@ def replayed(path: Path) -> dict[str, tuple[list[str], dict[str, str]]]:
         if not isinstance(op, d.ScheduleOp):
             continue
         stage = checker.stages[op.stage.data]
-        nest = LoopNest(op.stage.data, stage.loops, stage.reduction_loops)
+        nest = Nest(op.stage.data, stage.loops, stage.reduction_loops)
         origins: dict[str, str] = {}
         for directive in op.body.block.ops:
-            replay(nest, directive, [])
+            replay(nest, directive)
             where = f"{path}:{directive.location.line.data}:{directive.location.column.data}"
             if isinstance(directive, d.SplitOp):
                 origins.update({directive.outer.data: where, directive.inner.data: where})
@@ -143,7 +144,7 @@ def replayed(path: Path) -> dict[str, tuple[list[str], dict[str, str]]]:
                 origins.update({n: where for n in d.str_list(directive.outer) + d.str_list(directive.inner)})
             elif isinstance(directive, d.ParallelOp | d.VectorizeOp | d.UnrollOp):
                 origins[directive.loop.data] = where
-        out[op.stage.data] = (nest.loops, origins)
+        out[op.stage.data] = (nest.names, origins)
     return out
 
 

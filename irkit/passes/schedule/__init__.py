@@ -19,9 +19,9 @@ It transforms the loops of `stage` inside `kernel` in place, or raises
 saying what is illegal and why.  `d` is the directive's dictionary
 (`DictionaryAttr.data`, or any mapping of the same keys).
 
-Modules register themselves when imported; `load(kind)` imports
-`irkit.passes.schedule.<module>` on demand (`MODULES` maps a kind to its
-module when the names differ: `compute_root` lives in `compute_at`).
+Modules register themselves when imported; `load(kind)` imports the module
+its directive record names (`irkit.directives`, `Directive.transform`) on
+demand: `compute_root` lives in `compute_at`.
 
 Phases: `SHAPE` directives (split, tile, reorder, parallel, vectorize,
 unroll, and by default any other kind) run first, stage by stage, each
@@ -40,15 +40,12 @@ from xdsl.dialects import func
 from xdsl.ir import Attribute
 
 from irkit import registry
-
-SHAPE = "shape"
-PLACE = "place"
+from irkit.directives import record_of
+from irkit.directives.record import PLACE, SHAPE  # noqa: F401 -- re-exported for the transforms
 
 Directive = Callable[[func.FuncOp, str, Mapping[str, Attribute], str], None]
 
 DIRECTIVES: dict[str, Directive] = registry.DIRECTIVES
-PHASES: dict[str, str] = {"compute_at": PLACE, "compute_root": PLACE}
-MODULES: dict[str, str] = {"compute_root": "compute_at"}
 
 
 def directive(kind: str, phase: str | None = None) -> Callable[[Directive], Directive]:
@@ -57,14 +54,19 @@ def directive(kind: str, phase: str | None = None) -> Callable[[Directive], Dire
     def register(fn: Directive) -> Directive:
         DIRECTIVES[kind] = fn
         if phase is not None:
-            PHASES[kind] = phase
+            _PHASES[kind] = phase
         return fn
 
     return register
 
 
+_PHASES: dict[str, str] = {}  # phases of kinds without a record (a plugin's transform)
+
+
 def phase_of(kind: str) -> str:
-    return PHASES.get(kind, SHAPE)
+    """The phase a directive runs in: its record's, else what its transform registered, else SHAPE."""
+    record = record_of(kind)
+    return record.phase if record is not None else _PHASES.get(kind, SHAPE)
 
 
 def load(kind: str) -> Directive | None:
@@ -75,7 +77,8 @@ def load(kind: str) -> Directive | None:
     """
     if kind in DIRECTIVES:
         return DIRECTIVES[kind]
-    module = f"{__name__}.{MODULES.get(kind, kind)}"
+    record = record_of(kind)
+    module = record.transform if record is not None else f"{__name__}.{kind}"
     if not kind.replace("_", "").isalnum():
         return None
     try:

@@ -1,0 +1,52 @@
+"""Schedule directives, one record per kind (`irkit.directives.record.Directive`).
+
+Each module of this package is one directive of the design language: its
+record says how it is built from the grammar, printed, read back when
+raising, replayed by name (checker and comparison), which choices it offers
+a tuner, and which module applies it to loop IR.  Importing this package
+registers them all in `irkit.registry.DIRECTIVE_RECORDS`.
+"""
+
+from __future__ import annotations
+
+from irkit.directives import (  # noqa: F401 -- each registers its record
+    compute_at,
+    compute_root,
+    pack,
+    parallel,
+    reorder,
+    split,
+    tile,
+    unroll,
+    unroll_jam,
+    vectorize,
+)
+from irkit.directives.record import (
+    PLACE,
+    SHAPE,
+    Directive,
+    Entry,
+    Space,
+    directive_op,
+    directive_text,
+    entry_of,
+    entry_of_row,
+    record_for,
+    record_of,
+    register,
+)
+
+__all__ = [
+    "PLACE",
+    "SHAPE",
+    "Directive",
+    "Entry",
+    "Space",
+    "directive_op",
+    "directive_text",
+    "entry_of",
+    "entry_of_row",
+    "record_for",
+    "record_of",
+    "register",
+]

@@ -1,0 +1,63 @@
+"""`split k by 128 -> ko, ki`: one loop becomes an outer loop of step 128 and an inner one."""
+
+from __future__ import annotations
+
+from irkit.dialects import design as d
+from irkit.directives.record import Directive, Entry, Space, powers_of_two, register
+
+MAX_CHOICES = 12  # factors offered per loop
+
+
+def build(b, ch) -> d.SplitOp:
+    loop, factor, outer, inner = ch
+    return d.SplitOp(str(loop), b.int_(factor), str(outer or f"{loop}o"), str(inner or f"{loop}i"))
+
+
+def text(e: Entry) -> str:
+    return f"split {e['loop']} by {e['factor']} -> {e['outer']}, {e['inner']}"
+
+
+def from_entry(e: Entry) -> d.SplitOp:
+    return d.SplitOp(e["loop"], e["factor"], e["outer"], e["inner"])
+
+
+def replay(nest, e: Entry, at: object) -> None:
+    loop, new = e["loop"], [e["outer"], e["inner"]]
+    if nest.positive("split factor", e["factor"], at) and nest.require(loop, at) and nest.fresh(new, at):
+        root = nest.key(loop)[0]
+        nest.split([loop], [e["outer"]], [e["inner"]], [e["factor"]], at, "split")
+        nest.locs[f"split:{root}"] = e.get("loc")
+
+
+def factors(extent: int) -> list[int]:
+    """Powers of two and divisors of the extent, between 2 and extent - 1 (at most MAX_CHOICES)."""
+    found = set(powers_of_two(2, extent - 1)) | {f for f in range(2, min(extent, 4097)) if extent % f == 0}
+    ordered = sorted(found)
+    if len(ordered) <= MAX_CHOICES:
+        return ordered
+    step = len(ordered) / MAX_CHOICES
+    return sorted({ordered[int(i * step)] for i in range(MAX_CHOICES)})
+
+
+def space(s: Space) -> list[Entry]:
+    out = []
+    for loop in s.loops:
+        for f in factors(s.extents.get(loop, 1)):
+            out.append({"kind": "split", "loop": loop, "factor": f, "outer": s.fresh(f"{loop}o"), "inner": s.fresh(f"{loop}i")})
+    return out
+
+
+RECORD = register(
+    Directive(
+        kind="split",
+        op=d.SplitOp,
+        summary="split a loop into an outer loop of step F and an inner loop",
+        build=build,
+        text=text,
+        from_entry=from_entry,
+        replay=replay,
+        space=space,
+        transform="irkit.passes.schedule.split",
+        pass_class="ScheduleSplitPass",
+    )
+)

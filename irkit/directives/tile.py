@@ -1,0 +1,90 @@
+"""`tile i, j by 64, 256 -> io, jo, ii, ji`: split several loops at once, outer loops first."""
+
+from __future__ import annotations
+
+from itertools import product
+
+from irkit.dialects import design as d
+from irkit.directives.record import Directive, Entry, Space, powers_of_two, register
+
+FACTORS = (8, 512)  # powers of two offered, when smaller than the loop
+
+
+def build(b, ch) -> d.TileOp:
+    loops = [str(t) for t in ch[0].children]
+    factors = [b.int_(t) for t in ch[1].children]
+    if ch[2] is None:
+        outer, inner = [f"{v}o" for v in loops], [f"{v}i" for v in loops]
+    else:
+        names = [str(t) for t in ch[2].children]
+        if len(names) != 2 * len(loops):
+            b.report(
+                f"tile of {len(loops)} loop{'s' if len(loops) != 1 else ''} names {len(names)} new loops; "
+                f"give {2 * len(loops)}: the {len(loops)} outer loops, then the {len(loops)} inner ones",
+                ch[2],
+            )
+        half = len(names) // 2
+        outer, inner = names[:half], names[half:]
+    return d.TileOp(loops, factors, outer, inner)
+
+
+def text(e: Entry) -> str:
+    factors = ", ".join(str(f) for f in e["factors"])
+    return f"tile {', '.join(e['loops'])} by {factors} -> {', '.join(e['outer'] + e['inner'])}"
+
+
+def from_entry(e: Entry) -> d.TileOp:
+    return d.TileOp(list(e["loops"]), list(e["factors"]), list(e["outer"]), list(e["inner"]))
+
+
+def replay(nest, e: Entry, at: object) -> None:
+    loops, factors, outer, inner = list(e["loops"]), list(e["factors"]), list(e["outer"]), list(e["inner"])
+    if not nest.quiet and not (len(factors) == len(outer) == len(inner) == len(loops)):
+        nest.error(
+            f"tile of {len(loops)} loops needs {len(loops)} factors and {2 * len(loops)} new loop names, got "
+            f"{len(factors)} and {len(outer) + len(inner)}",
+            at,
+        )
+        return
+    if not all(nest.positive("tile factor", f, at) for f in factors):
+        return
+    if len(set(loops)) != len(loops):
+        nest.error(f"tile names a loop twice: {', '.join(loops)}", at)
+        return
+    if all(nest.require(v, at) for v in loops) and nest.fresh(outer + inner, at):
+        roots = [nest.key(v)[0] for v in loops]
+        nest.split(loops, outer, inner, factors, at, "tiled")
+        for v, o, i in zip(loops, outer, inner):
+            if v in nest.reductions:
+                nest.reductions |= {o, i}
+        for root in roots:
+            nest.locs[f"split:{root}"] = e.get("loc")
+
+
+def space(s: Space) -> list[Entry]:
+    """Two adjacent loops tiled by powers of two smaller than their extents."""
+    out = []
+    for a, b in zip(s.loops, s.loops[1:]):
+        fa = powers_of_two(FACTORS[0], min(FACTORS[1], s.extents.get(a, 1) - 1))
+        fb = powers_of_two(FACTORS[0], min(FACTORS[1], s.extents.get(b, 1) - 1))
+        for x, y in product(fa, fb):
+            outer = [s.fresh(f"{a}o"), s.fresh(f"{b}o")]
+            inner = [s.fresh(f"{a}i"), s.fresh(f"{b}i")]
+            out.append({"kind": "tile", "loops": [a, b], "factors": [x, y], "outer": outer, "inner": inner})
+    return out
+
+
+RECORD = register(
+    Directive(
+        kind="tile",
+        op=d.TileOp,
+        summary="split several loops at once and put their outer loops outside the inner ones",
+        build=build,
+        text=text,
+        from_entry=from_entry,
+        replay=replay,
+        space=space,
+        transform="irkit.passes.schedule.tile",
+        pass_class="ScheduleTilePass",
+    )
+)

@@ -1,0 +1,51 @@
+"""`unroll ii by 4`: repeat a loop's body 4 times per iteration."""
+
+from __future__ import annotations
+
+from irkit.dialects import design as d
+from irkit.directives.record import Directive, Entry, Space, register
+
+FACTORS = (2, 4, 8)
+
+
+def build(b, ch) -> d.UnrollOp:
+    return d.UnrollOp(str(ch[0]), b.int_(ch[1]))
+
+
+def text(e: Entry) -> str:
+    return f"unroll {e['loop']} by {e['factor']}"
+
+
+def from_entry(e: Entry) -> d.UnrollOp:
+    return d.UnrollOp(e["loop"], e["factor"])
+
+
+def replay(nest, e: Entry, at: object) -> None:
+    nest.mark(e["loop"], "unroll", e["factor"], e.get("loc"))
+    if nest.positive("unroll factor", e["factor"], at):
+        nest.require(e["loop"], at)
+
+
+def space(s: Space) -> list[Entry]:
+    return [
+        {"kind": "unroll", "loop": loop, "factor": f}
+        for loop in s.loops
+        for f in FACTORS
+        if f <= s.extents.get(loop, 1)
+    ]
+
+
+RECORD = register(
+    Directive(
+        kind="unroll",
+        op=d.UnrollOp,
+        summary="repeat a loop's body F times per iteration",
+        build=build,
+        text=text,
+        from_entry=from_entry,
+        replay=replay,
+        space=space,
+        transform="irkit.passes.schedule.unroll",
+        pass_class="ScheduleUnrollPass",
+    )
+)

@@ -1,0 +1,58 @@
+"""`unroll_jam ii by 4`: register blocking, an outer loop unrolled and jammed into the loops inside it."""
+
+from __future__ import annotations
+
+from irkit.dialects import design as d
+from irkit.directives.record import Directive, Entry, Space, register
+
+
+def build(b, ch) -> d.UnrollJamOp:
+    return d.UnrollJamOp(str(ch[0]), b.int_(ch[1]))
+
+
+def text(e: Entry) -> str:
+    return f"unroll_jam {e['loop']} by {e['factor']}"
+
+
+def from_entry(e: Entry) -> d.UnrollJamOp:
+    return d.UnrollJamOp(e["loop"], e["factor"])
+
+
+def replay(nest, e: Entry, at: object) -> None:
+    loop = e["loop"]
+    nest.mark(loop, "unroll_jam", e["factor"], e.get("loc"))
+    if nest.positive("unroll_jam factor", e["factor"], at) and nest.require(loop, at):
+        if nest.names[-1] == loop:
+            nest.error(
+                f"unroll_jam '{loop}': '{loop}' is the innermost loop, so there is nothing to jam it into; use unroll",
+                at,
+                loop,
+            )
+
+
+def space(s: Space) -> list[Entry]:
+    """Outer loops, by factors that leave half the vector registers for the jammed copies' accumulators."""
+    limit = max(2, s.registers // 2)
+    factors = [f for f in range(2, limit + 1)]
+    return [
+        {"kind": "unroll_jam", "loop": loop, "factor": f}
+        for loop in s.loops[:-1]
+        for f in factors
+        if f <= s.extents.get(loop, 1)
+    ]
+
+
+RECORD = register(
+    Directive(
+        kind="unroll_jam",
+        op=d.UnrollJamOp,
+        summary="unroll an outer loop and jam the copies into the loops inside it",
+        build=build,
+        text=text,
+        from_entry=from_entry,
+        replay=replay,
+        space=space,
+        transform="irkit.passes.schedule.unroll_jam",
+        pass_class="ScheduleUnrollJamPass",
+    )
+)

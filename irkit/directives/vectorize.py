@@ -1,0 +1,54 @@
+"""`vectorize ji by 16`: SIMD over the innermost loop, `width` lanes (the hardware's by default)."""
+
+from __future__ import annotations
+
+from irkit.dialects import design as d
+from irkit.directives.record import Directive, Entry, Space, register
+
+
+def build(b, ch) -> d.VectorizeOp:
+    return d.VectorizeOp(str(ch[0]), None if ch[1] is None else b.int_(ch[1]))
+
+
+def text(e: Entry) -> str:
+    width = "" if e.get("width") is None else f" by {e['width']}"
+    return f"vectorize {e['loop']}{width}"
+
+
+def from_entry(e: Entry) -> d.VectorizeOp:
+    return d.VectorizeOp(e["loop"], e.get("width"))
+
+
+def replay(nest, e: Entry, at: object) -> None:
+    width = e.get("width")
+    nest.mark(e["loop"], "vectorize", width if width is not None else True, e.get("loc"))
+    if width is not None and not nest.positive("vector width", width, at):
+        return
+    if nest.require(e["loop"], at):
+        nest.vectorized.append((e["loop"], at))
+
+
+def space(s: Space) -> list[Entry]:
+    """The innermost loop, at the hardware's width and at two and four times it."""
+    if not s.loops:
+        return []
+    loop = s.loops[-1]
+    extent = s.extents.get(loop, 1)
+    widths = [w for w in (s.lanes, 2 * s.lanes, 4 * s.lanes) if w <= extent]
+    return [{"kind": "vectorize", "loop": loop, "width": w} for w in widths]
+
+
+RECORD = register(
+    Directive(
+        kind="vectorize",
+        op=d.VectorizeOp,
+        summary="compute the innermost loop with SIMD instructions",
+        build=build,
+        text=text,
+        from_entry=from_entry,
+        replay=replay,
+        space=space,
+        transform="irkit.passes.schedule.vectorize",
+        pass_class="ScheduleVectorizePass",
+    )
+)
