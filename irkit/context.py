@@ -15,9 +15,10 @@ from irkit import registry
 
 
 def _design():
-    from irkit.dialects.design import Design
+    import irkit.directives  # noqa: F401 -- registers the directive records, whose ops the dialect holds
+    from irkit.dialects.design import design_dialect
 
-    return Design
+    return design_dialect()
 
 
 def _tensorop():

@@ -77,6 +77,7 @@ class Stage:
     loops: list[str] = field(default_factory=list)
     reads: list[str] = field(default_factory=list)
     reduction_loops: set[str] = field(default_factory=set)
+    extents: dict[str, Expr] = field(default_factory=dict)  # loop -> its extent over the sizes
 
 
 Extents = dict[str, list[tuple[Expr, str, Operation]]]  # loop variable -> (extent, where, which op)
@@ -330,6 +331,7 @@ class DesignChecker:
             for pos, idx in enumerate(indices):
                 if isinstance(idx, Var):
                     extents.setdefault(idx.name, []).append((shape[pos], f"dimension {pos + 1} of '{name}'", read))
+        stage.extents = {var: uses[0][0] for var, uses in extents.items()}
         facts = self.statement_facts(extents)
         self.bind_variables(op, stage, lhs_vars, accesses, extents, facts)
         self.bounds(accesses, extents, facts)
@@ -637,6 +639,7 @@ class DesignChecker:
             return
         stage.loops = spec.loops(len(result), dict(op.params.data))
         stage.reduction_loops = spec.reduction_loops(len(result), dict(op.params.data))
+        stage.extents = dict(zip(stage.loops, spec.domain(shapes, dict(op.params.data))))
         for loop in stage.loops:
             self.c_name(loop, "loop", op, op.op_name.data)
         if any(self.named_affine(e, op) is None for pair in agree for e in pair[:2]):

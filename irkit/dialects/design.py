@@ -46,6 +46,7 @@ from xdsl.irdl import (
 from xdsl.traits import HasParent, IsTerminator, NoTerminator
 from xdsl.utils.exceptions import VerifyException
 
+from irkit import registry
 from irkit.affine_text import AffineTextError, parse_affine
 
 DTYPES = ("f32", "f64", "i32")
@@ -764,3 +765,10 @@ Design = Dialect(
     ],
     [],
 )
+
+
+def design_dialect() -> Dialect:
+    """The design dialect with the op of every registered directive record, those defined outside
+    this module included (`irkit.directives`; contexts use this, `Design` is this module's ops)."""
+    extra = [r.op for r in registry.DIRECTIVE_RECORDS.values() if r.op not in DIRECTIVE_OPS]
+    return Dialect("design", [*Design.operations, *dict.fromkeys(extra)], [*Design.attributes])

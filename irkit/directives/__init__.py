@@ -12,6 +12,7 @@ from __future__ import annotations
 from irkit.directives import (  # noqa: F401 -- each registers its record
     compute_at,
     compute_root,
+    interchange,
     pack,
     parallel,
     reorder,

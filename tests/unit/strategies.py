@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 KEYWORDS = frozenset(
     """
     design doc sizes tensor f32 f64 i32 input output temp layout row_major col_major order align
-    schedule split tile by reorder parallel vectorize unroll unroll_jam pack at compute_at compute_root hardware
+    schedule split tile by reorder interchange parallel vectorize unroll unroll_jam pack at compute_at compute_root hardware
     cache dram assume aligned noalias relaxed_math metric max min exp sqrt
     bits B KiB MiB GiB KB MB GB Hz kHz MHz GHz ns us cycles
     """.split()
@@ -276,8 +276,8 @@ def layout_item(draw, tensors: list[str]) -> Tokens:
 def directive(draw, loops: st.SearchStrategy[str]) -> Tokens:
     kind = draw(
         st.sampled_from(
-            ["split", "tile", "reorder", "parallel", "vectorize", "unroll", "unroll_jam", "pack", "compute_at",
-             "compute_root"]
+            ["split", "tile", "reorder", "interchange", "parallel", "vectorize", "unroll", "unroll_jam", "pack",
+             "compute_at", "compute_root"]
         )
     )
     if kind == "split":
@@ -294,6 +294,8 @@ def directive(draw, loops: st.SearchStrategy[str]) -> Tokens:
         return tokens
     if kind == "reorder":
         return ["reorder", *comma_list([[v] for v in draw(st.lists(loops, min_size=1, max_size=5))])]
+    if kind == "interchange":
+        return ["interchange", draw(loops), ",", draw(loops)]
     if kind in ("parallel",):
         return ["parallel", draw(loops)]
     if kind == "vectorize":
@@ -597,8 +599,8 @@ def commented_documents(draw) -> tuple[str, list[str]]:
 # --- schedules of statements whose loops are known (test_checker_soundness) -------------
 
 SCHEDULE_KINDS = (
-    "split", "split", "tile", "reorder", "parallel", "vectorize", "unroll", "unroll_jam", "pack", "pack",
-    "compute_at", "compute_root",
+    "split", "split", "tile", "reorder", "interchange", "parallel", "vectorize", "unroll", "unroll_jam", "pack",
+    "pack", "compute_at", "compute_root",
 )  # fmt: skip
 
 
@@ -649,6 +651,11 @@ def stage_schedule(
             for p, v in zip(positions, named):
                 nest[p] = v
             out.append(f"reorder {', '.join(named)}")
+        elif kind == "interchange" and len(nest) >= 2:
+            a, b = draw(st.lists(st.sampled_from(nest), min_size=2, max_size=2, unique=True))
+            ia, ib = nest.index(a), nest.index(b)
+            nest[ia], nest[ib] = b, a
+            out.append(f"interchange {a}, {b}")
         elif kind == "parallel":
             out.append(f"parallel {loop()}")
         elif kind == "vectorize":

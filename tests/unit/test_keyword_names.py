@@ -180,11 +180,24 @@ def test_a_keyword_missing_its_operand_is_not_mistaken_for_a_name():
     assert errors[0].message == "unexpected '}'; expected a name"
 
 
+def _parameter_names(tokens: list[str]) -> set[str]:
+    """The parameter names of named-operation calls (`stride` in `conv2d(I, W, stride = 1)`):
+    words of the operation's signature, not names the document gives, so never renamed (renamed
+    to another parameter, `padding` -> `layout`, the call would give that parameter twice)."""
+    depth, found = 0, set()
+    for i, token in enumerate(tokens):
+        depth += {"(": 1, ")": -1}.get(token, 0)
+        if depth > 0 and i + 1 < len(tokens) and tokens[i + 1] == "=":
+            found.add(token)
+    return found
+
+
 @st.composite
 def keyword_named_documents(draw) -> tuple[str, str]:
     """A random document with one of its names (every occurrence) spelled like a keyword."""
     tokens = draw(st.one_of(document_tokens(), hardware_file_tokens()))
-    names = sorted({t for t in tokens if NAME.fullmatch(t) and t not in KEYWORDS})
+    params = _parameter_names(tokens)
+    names = sorted({t for t in tokens if NAME.fullmatch(t) and t not in KEYWORDS and t not in params})
     if not names:
         return " ".join(tokens), ""
     victim = draw(st.sampled_from(names))
