@@ -215,11 +215,6 @@ def fold_linear(node: Expr) -> Expr | None:
     return out if const == 0 else BinOp("+" if const > 0 else "-", out, Const(abs(const)))
 
 
-def is_plain_var(node: Expr) -> bool:
-    """True for a lone variable (`i`), the only form allowed on a left-hand side."""
-    return isinstance(node, Var)
-
-
 def is_affine(node: Expr) -> bool:
     """True if every product has a constant factor and every `/`, `%` a constant divisor."""
     if isinstance(node, (Var, Const)):

@@ -511,13 +511,6 @@ def _hardware(w: _Writer, indent: str, op: d.HardwareOp) -> None:
     w.code(indent, "}", closed.trailing)
 
 
-def hardware_lines(op: d.HardwareOp, indent: str = "") -> list[str]:
-    """The lines of a hardware block (without comments)."""
-    w = _Writer(None)
-    _hardware(w, indent, op)
-    return _render(w.lines).rstrip("\n").split("\n")
-
-
 def _layout_entries(group: list[d.LayoutOp]) -> list[tuple[str, Operation]]:
     """Layout entries, one a line; `;` ends an entry without `align N` before an entry named like a layout keyword.
 
@@ -610,13 +603,6 @@ def _design(w: _Writer, op: d.DesignOp) -> None:
         _group(w, group, INDENT)
     w.own_comments(INDENT, closed.leading)
     w.code("", "}", closed.trailing)
-
-
-def design_lines(op: d.DesignOp) -> list[str]:
-    """The lines of a design document (without comments)."""
-    w = _Writer(None)
-    _design(w, op)
-    return _render(w.lines).rstrip("\n").split("\n")
 
 
 def print_design(ir: ModuleOp | d.DesignOp | d.HardwareOp, comments: DocumentComments | None = None) -> str:

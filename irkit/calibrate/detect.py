@@ -95,10 +95,6 @@ class Host:
     cpu: CpuId = field(default_factory=CpuId)
     cpufreq: CpuFreq = field(default_factory=CpuFreq)
 
-    @property
-    def last_cache(self) -> CacheLevel:
-        return self.caches[-1]
-
 
 def parse_size(text: str) -> int:
     """`32K` -> 32768, `16M`, `512` (bytes); the forms `/sys` uses."""

@@ -672,14 +672,6 @@ def _tlb_step(hardware, cflags: list[str] | None) -> list[Fitted]:
     return out
 
 
-def fit_all(hardware, cflags: list[str] | None = None, quick: bool = False) -> list[Fitted]:
-    """Every fitted figure (the steps of `plan`, run in order)."""
-    out: list[Fitted] = []
-    for step in plan(hardware, quick):
-        out.extend(step.run(hardware, cflags))
-    return out
-
-
 def describe(fits: list[Fitted]) -> str:
     """One progress line: the fitted values, or what was left out."""
     parts = []

@@ -16,11 +16,9 @@ For every kernel, the directives of each stage are read from `irkit.schedule`
 
 Created and marked loops record the directive's location as `origin`.
 
-A loop-shaping directive whose module does not exist is an error at its
-line ("directive 'x' is not built yet").  A placement directive whose module
-does not exist yet is skipped: the producer stays computed in full before
-its consumers, which is `compute_root`, the default, so results are the
-same; once `irkit/passes/schedule/compute_at.py` registers itself it is used.
+Each directive is applied by the transform its record names
+(`irkit.directives`); a `kind` without a record (hand-written IR) is an
+error at its line that lists the directives there are.
 """
 
 from __future__ import annotations
@@ -34,7 +32,7 @@ from xdsl.ir import Attribute
 from xdsl.passes import ModulePass
 
 from irkit.dialects import loop as lp
-from irkit.passes.schedule import SHAPE, load, phase_of
+from irkit.passes.schedule import SHAPE, load, phase_of, unknown
 from irkit.passes.schedule.helpers import SCHEDULE_ATTR, NestIndex, directive_of, fail, get_str, indexed, kernels
 from irkit.progress import advance
 
@@ -80,7 +78,7 @@ def _apply(kernel: func.FuncOp, index: NestIndex) -> None:
                 continue
             fn = load(kind)
             if fn is None:
-                raise fail(where, f"directive '{kind}' is not built yet", kind)
+                raise fail(where, unknown(kind), kind)
             fn(kernel, stage, d, where)
         for kind, d, where in rows:
             if kind == "vectorize":
@@ -94,8 +92,9 @@ def _apply(kernel: func.FuncOp, index: NestIndex) -> None:
             if phase_of(kind) == SHAPE:
                 continue
             fn = load(kind)
-            if fn is not None:  # not built yet: the stage stays computed in full (compute_root)
-                fn(kernel, stage, d, where)
+            if fn is None:
+                raise fail(where, unknown(kind), kind)
+            fn(kernel, stage, d, where)
     # A stage lowered to several nests over the same loops (a generalized
     # softmax: max, exp, sum, divide) is fused at its outermost loop, with its
     # temporaries private to that loop's iterations.

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
 from irkit.diagnostics import Diagnostic, DiagnosticError, at_op
@@ -168,5 +168,3 @@ def _target_name(op: Operation) -> str | None:
     return target.data if hasattr(target, "data") else str(target)
 
 
-def has_location(op: Operation) -> bool:
-    return isinstance(op.location, FileLineColLoc)

@@ -379,10 +379,6 @@ class Case:
     example: Path  # the example it was made from
     description: str = ""
 
-    @property
-    def sizes_text(self) -> str:
-        return ",".join(f"{k}={v}" for k, v in self.sizes.items())
-
 
 def example_path(kernel: str, examples: Path = EXAMPLES_DIR) -> Path:
     path = examples / f"{kernel}.design"

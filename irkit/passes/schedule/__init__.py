@@ -70,21 +70,18 @@ def phase_of(kind: str) -> str:
 
 
 def load(kind: str) -> Directive | None:
-    """The function applying `kind`, importing its module if needed; None if it is not built.
-
-    A module that does not exist is "not built"; a module that exists but
-    fails to import is a bug and its error propagates.
-    """
+    """The function applying `kind`, importing the module its record names if needed; None for a
+    kind without a record (IR written by hand or by a tool can hold any `kind`).  A transform
+    module that fails to import is a bug, and its error propagates."""
     if kind in DIRECTIVES:
         return DIRECTIVES[kind]
     record = record_of(kind)
-    module = record.transform if record is not None else f"{__name__}.{kind}"
-    if not kind.replace("_", "").isalnum():
+    if record is None:
         return None
-    try:
-        importlib.import_module(module)
-    except ModuleNotFoundError as exc:
-        if exc.name != module:
-            raise
-        return None
+    importlib.import_module(record.transform)
     return DIRECTIVES.get(kind)
+
+
+def unknown(kind: str) -> str:
+    """The message for a directive `kind` irkit does not know."""
+    return f"unknown schedule directive '{kind}'; the directives are: {', '.join(sorted(registry.DIRECTIVE_RECORDS))}"

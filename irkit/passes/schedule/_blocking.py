@@ -65,10 +65,6 @@ def lin_const(a: Lin) -> int | None:
     return None if a[0] else a[1]
 
 
-def lin_value(v: SSAValue) -> Lin:
-    return {v: 1}, 0
-
-
 def results(loop: lp.ForOp, upper: bool) -> list[tuple[AffineExpr, list[SSAValue]]]:
     amap = loop.upper.data if upper else loop.lower.data
     ops = list(loop.upper_operands if upper else loop.lower_operands)
@@ -97,15 +93,6 @@ def window(loop: lp.ForOp) -> tuple[Lin, int] | None:
             if extent is not None and extent > 0 and (best is None or extent < best[1]):
                 best = (lo, extent)
     return best
-
-
-def trip_bound(loop: lp.ForOp) -> int | None:
-    """An upper bound on the number of iterations, from the window; None if there is none."""
-    win = window(loop)
-    if win is None:
-        return None
-    step = loop.step_value
-    return -(-win[1] // step)
 
 
 def loop_of(value: SSAValue) -> lp.ForOp | None:

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute
 
-from irkit.passes.schedule import load
+from irkit.passes.schedule import load, unknown
 from irkit.passes.schedule.helpers import fail, kernels, stage_nests
 
 
@@ -15,7 +15,7 @@ def run_directive(module: ModuleOp, kind: str, stage: str, d: Mapping[str, Attri
     """Apply one directive to `stage` in every kernel that has it; the kernels it changed."""
     fn = load(kind)
     if fn is None:
-        raise fail(where, f"directive '{kind}' is not built yet", kind)
+        raise fail(where, unknown(kind), kind)
     touched = [k for k in kernels(module) if stage_nests(k, stage)]
     if not touched:
         raise fail(where, f"no loops of stage '{stage}' in the module", stage)

@@ -61,7 +61,7 @@ REDUCTION_OPS = frozenset(
 )
 DEFAULT_SIMD_BITS = 512
 # Buffers created inside a loop are private to each of its iterations.
-PRIVATE_BUFFERS = tuple(c for c in (lp.AllocOp, getattr(lp, "LocalOp", None)) if c is not None)
+PRIVATE_BUFFERS = (lp.AllocOp, lp.LocalOp)
 
 
 # ------------------------------------------------------------ diagnostics
@@ -199,15 +199,6 @@ def scheduled_nests(kernel: Operation, stage: str) -> list[lp.ForOp]:
     nests = stage_nests(kernel, stage)
     marked = [n for n in nests if SCHEDULE_ATTR in n.attributes]
     return marked or nests
-
-
-def stages_in_order(kernel: Operation) -> list[str]:
-    """The stages of the kernel's loops, in program order of their first loop."""
-    out: dict[str, None] = {}
-    for op in kernel.walk():
-        if isinstance(op, lp.ForOp) and op.stage is not None:
-            out.setdefault(op.stage.data, None)
-    return list(out)
 
 
 # ------------------------------------------------------------ the nest index

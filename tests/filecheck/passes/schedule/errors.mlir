@@ -195,9 +195,9 @@ func.func @factor(%M: index, %Y: memref<?xf32>) {
 
 // -----
 
-// A directive kind no module implements.
+// A directive kind irkit does not know (hand-written IR).
 func.func @unbuilt(%M: index, %Y: memref<?xf32>) {
-  // expected-error@+1 {{directive 'swizzle' is not built yet}}
+  // expected-error@+1 {{unknown schedule directive 'swizzle'; the directives are: compute_at, compute_root, interchange, pack, parallel, reorder, split, tile, unroll, unroll_jam, vectorize}}
   loop.for %i = affine_map<() -> (0)>() to affine_map<(d0) -> (d0)>(%M) step 1 {loop_name = "i", stage = "Y",
       irkit.schedule = [{kind = "swizzle", loop = "i", loc = "x.design:7:5"}]} {
     %z = arith.constant 0.0 : f32
