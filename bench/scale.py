@@ -86,9 +86,7 @@ def measure_one(n: int, shape: str, phases: list[str]) -> dict:
     import numpy as np
 
     from irkit.api import lower
-    from irkit.backends.build import compile_and_load
-    from irkit.backends.c import emit_c
-    from irkit.backends.runner import CompiledKernel
+    from irkit.backends.target import target
     from irkit.context import make_context
     from irkit.frontend import parse_design
     from irkit.kernel_abi import find_kernels
@@ -110,14 +108,15 @@ def measure_one(n: int, shape: str, phases: list[str]) -> dict:
         loop_copy = levels["loop"].clone()
         timed("model-perf", lambda: ModelPerfPass().apply(make_context(), loop_copy))
         del loop_copy
-    source = timed("emit-c", lambda: emit_c(levels["loop"]))
+    c = target("c")
+    source = timed("emit-c", lambda: c.emit(levels["loop"]))
     ok = None
     if "build" in phases or "run --check" in phases:
         with tempfile.TemporaryDirectory() as cache:
             os.environ["IRKIT_CACHE_DIR"] = cache
-            lib = timed("build", lambda: compile_and_load(source))
+            artifact = timed("build", lambda: c.build(source))
             (func,) = find_kernels(levels["loop"])
-            kernel = CompiledKernel(func, lib)
+            kernel = c.load(artifact, func)
             if "run --check" in phases:
 
                 def run_check() -> bool:

@@ -141,9 +141,7 @@ def compile(
     called.  Raises `DiagnosticError` for any problem in the document or the
     build.
     """
-    from irkit.backends.build import compile_and_load
-    from irkit.backends.c import emit_c
-    from irkit.backends.runner import CompiledKernel
+    from irkit.backends.target import target
     from irkit.extend import load_installed_plugins
     from irkit.frontend import parse_design
     from irkit.kernel_abi import find_kernels
@@ -156,13 +154,14 @@ def compile(
     document_sizes(module, sizes)  # sizes that do not fit the document fail before anything is built
     hardware = load_hardware(hw, name) if hw is not None else None
     levels = lower(module)
+    c = target("c")
     with phase("emit C"):
-        source = emit_c(levels["loop"])
+        source = c.emit(levels["loop"])
     (kernel_func,) = find_kernels(levels["loop"])
     if not build:
         return Kernel(kernel_func.sym_name.data, levels, source, dict(sizes or {}), hardware)
     with phase("build C"):
-        compiled = CompiledKernel(kernel_func, compile_and_load(source, cflags))
+        compiled = c.load(c.build(source, cflags), kernel_func)
     kernel = Kernel(compiled.name, levels, source, dict(sizes or {}), hardware, compiled)
     kernel.resolve_sizes()  # unknown or non-positive sizes fail here, not at the first call
     return kernel

@@ -22,6 +22,7 @@ The tables, by level:
 - `PASSES` / `PLUGIN_PASSES`: pipeline name -> zero-argument factory of the
   pass class (irkit's own, then plugins');
 - `DIALECTS` / `PLUGIN_DIALECTS`: dialect name -> zero-argument factory;
+- `TARGETS`: code-generation targets by name (`irkit.backends.target`: emit, build, load);
 - `BUILTIN_BACKENDS` / `BACKENDS`: `irkit-opt --emit` formats: irkit's own
   (name -> summary) and plugins' (name -> (emit function, summary)).
 
@@ -46,6 +47,8 @@ PLUGIN_PASSES: dict[str, Callable[[], type]] = {}
 
 DIALECTS: dict[str, Callable[[], Any]] = {}
 PLUGIN_DIALECTS: dict[str, Callable[[], Any]] = {}
+
+TARGETS: dict[str, Any] = {}
 
 BUILTIN_BACKENDS: dict[str, str] = {}
 BACKENDS: dict[str, tuple[Callable[[Any], str], str]] = {}

@@ -87,7 +87,7 @@ from xdsl.ir.affine import (
 )
 
 from irkit.backends import c_math, c_outline, c_simd
-from irkit.backends.c_syntax import c_type, float_literal, int_literal
+from irkit.backends.c_syntax import c_symbol, c_type, float_literal, int_literal
 from irkit.backends.c_syntax import comment as _comment
 from irkit.backends.c_syntax import is_f32 as _is_f32
 from irkit.diagnostics import Diagnostic, DiagnosticError, at_op
@@ -99,11 +99,6 @@ C_STD = "c99"
 INDENT = "    "
 DEFAULT_TEMP_ALIGN = 64
 MAX_UNROLL = 65534  # GCC's limit for `#pragma GCC unroll`
-
-
-def c_symbol(kernel_name: str) -> str:
-    """The C entry point of a kernel."""
-    return f"irkit_{kernel_name}"
 
 
 # ----------------------------------------------------------------- helpers

@@ -12,7 +12,12 @@ import math
 from xdsl.dialects.builtin import Float32Type, Float64Type, IndexType, IntegerType
 from xdsl.ir import Attribute
 
-__all__ = ["c_type", "comment", "float_literal", "int_literal", "is_f32"]
+__all__ = ["c_symbol", "c_type", "comment", "float_literal", "int_literal", "is_f32"]
+
+
+def c_symbol(kernel_name: str) -> str:
+    """The C entry point of a kernel."""
+    return f"irkit_{kernel_name}"
 
 
 def c_type(t: Attribute) -> str | None:

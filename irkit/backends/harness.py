@@ -33,8 +33,10 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 from irkit.backends.build import build_executable
-from irkit.backends.c import _comment, c_symbol, c_type, emit_c
+from irkit.backends.c_syntax import c_symbol, c_type
+from irkit.backends.c_syntax import comment as _comment
 from irkit.backends.runner import DEFAULT_ALIGN, NUMPY_DTYPES, inverse, resolve_sizes, tensor_shape
+from irkit.backends.target import target
 from irkit.diagnostics import Diagnostic, DiagnosticError
 from irkit.kernel_abi import TensorArg, find_kernels, kernel_args
 
@@ -222,7 +224,7 @@ def build_harness(
     module: ModuleOp, kernel_name: str | None, sizes: dict[str, int] | None = None, cflags: list[str] | None = None
 ) -> Path:
     """Compile the module's C and the harness into one executable (cached)."""
-    sources = {"kernel": emit_c(module), "main": emit_harness(module, kernel_name, sizes)}
+    sources = {"kernel": target("c").emit(module), "main": emit_harness(module, kernel_name, sizes)}
     return build_executable(sources, cflags)
 
 

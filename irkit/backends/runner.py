@@ -146,7 +146,8 @@ class CompiledKernel:
 
     @classmethod
     def build(cls, module: ModuleOp, kernel_name: str | None = None, cflags: list[str] | None = None):
-        """Emit C for a loop-level module, compile it (cached) and load the kernel (the only one, or by name)."""
+        """Emit C for a loop-level module, compile it (cached) and load the kernel (the only one, or by name).
+        (This module is the C target's loader; other code goes through `irkit.backends.target`.)"""
         from irkit.backends.build import compile_and_load
 
         kernels = find_kernels(module)

@@ -324,10 +324,10 @@ class Timed:
 def compile_timed(document: str, sizes: dict[str, int], cflags: list[str] | None = None) -> Timed:
     """The document's kernel, built with a C function that calls it `reps` times and returns the seconds."""
     import irkit
-    from irkit.backends.build import compile_and_load
-    from irkit.backends.c import c_symbol
-    from irkit.backends.runner import CompiledKernel
+    from irkit.backends.target import target
     from irkit.kernel_abi import find_kernels, kernel_args
+
+    c = target("c")
 
     kernel = irkit.compile(document, sizes=sizes, cflags=cflags, build=False, name="<calibration>")
     (func,) = find_kernels(kernel.levels["loop"])
@@ -347,16 +347,15 @@ double irkit_cal_repeat(int64_t reps, {", ".join(params)})
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (int64_t r = 0; r < reps; r++) {{
-        {c_symbol(func.sym_name.data)}({", ".join(call)});
+        {c.symbol(func.sym_name.data)}({", ".join(call)});
         __asm__ volatile("" ::: "memory");
     }}
     clock_gettime(CLOCK_MONOTONIC, &t1);
     return (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
 }}
 """
-    library = compile_and_load(kernel.c_source + wrapper, cflags)
-    compiled = CompiledKernel(func, library)
-    fn = library.irkit_cal_repeat
+    compiled = c.load(c.build(kernel.c_source + wrapper, cflags), func)
+    fn = compiled.library.irkit_cal_repeat
     fn.restype = ctypes.c_double
     resolved = compiled.resolve_sizes(sizes)
     arrays = {}

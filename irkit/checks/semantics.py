@@ -385,12 +385,12 @@ def run_compiled(
     C cannot be emitted or built, `_CannotRun` when the child cannot load the
     library, and `_Broken` when the kernel crashes or runs past `timeout`.
     """
-    from irkit.backends.build import build_shared
-    from irkit.backends.c import emit_c
     from irkit.backends.runner import inverse
+    from irkit.backends.target import target
 
     (kernel,) = find_kernels(module)
-    library = build_shared(emit_c(module))
+    c = target("c")
+    library = c.build(c.emit(module))
     _, tensor_args = kernel_args(kernel)
     with tempfile.TemporaryDirectory(prefix="irkit-check-") as tmp:
         workdir = Path(tmp)

@@ -650,15 +650,15 @@ class Driver:
                 except DiagnosticError as exc:
                     self._emit(exc.diagnostics, "while printing the module as a design document")
                     raise _ChunkFailed() from None
-                except getattr(design_text, "DesignPrintError", DiagnosticError) as exc:
+                except design_text.DesignPrintError as exc:
                     # IR with no `.design` spelling: a problem with the input, not a bug.
                     self._emit([Diagnostic("error", f"cannot print as a design document: {exc}", self.filename)])
                     raise _ChunkFailed() from None
             if self.opts.emit == "c":
-                from irkit.backends.c import emit_c
+                from irkit.backends.target import target
 
                 try:
-                    return emit_c(module)
+                    return target("c").emit(module)
                 except DiagnosticError as exc:
                     self._emit(exc.diagnostics, "while emitting C")
                     raise _ChunkFailed() from None
