@@ -90,8 +90,8 @@ def measure_one(n: int, shape: str, phases: list[str]) -> dict:
     from irkit.context import make_context
     from irkit.frontend import parse_design
     from irkit.kernel_abi import find_kernels
+    from irkit.oracle import compare, evaluate_design, random_inputs, reduction_lengths
     from irkit.passes.model_perf import ModelPerfPass
-    from irkit.reference import compare, evaluate_design, random_inputs, reduction_lengths
 
     text = chain_document(n, scheduled=shape == "scheduled")
     times: dict[str, float] = {}

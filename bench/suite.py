@@ -251,7 +251,7 @@ def cases(names: list[str], quick: bool, rng: np.random.Generator) -> list[Case]
 
 
 def check(actual: np.ndarray, expected: np.ndarray, reduction_length: int, rel_target: float | None) -> dict:
-    from irkit.reference import compare
+    from irkit.oracle import compare
 
     res = compare(actual, expected, np.float32, reduction_length)
     with np.errstate(all="ignore"):

@@ -92,12 +92,12 @@ class Kernel:
     ) -> dict[str, np.ndarray]:
         """The numpy oracle's outputs for the same inputs (from the design IR), given as the kernel
         takes them (`k.reference(A=a, B=b)`) or as one mapping (`k.reference(k.random_inputs())`)."""
-        from irkit.reference import evaluate_design
+        from irkit.oracle import evaluate_design
 
         return evaluate_design(self.levels["design"], {**(inputs or {}), **arrays}, self.resolve_sizes(sizes))
 
     def random_inputs(self, sizes: Mapping[str, int] | None = None, seed: int = 0) -> dict[str, np.ndarray]:
-        from irkit.reference import random_inputs
+        from irkit.oracle import random_inputs
 
         return random_inputs(self.levels["design"], self.resolve_sizes(sizes), seed=seed)
 

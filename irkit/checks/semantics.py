@@ -8,13 +8,13 @@ program computes the same outputs after it as before.  `irkit-opt
 What runs.  A module is classified (`classify`) as
 
 - `design`: one `design.design` op, run by the numpy oracle
-  (`irkit.reference.evaluate_design`);
+  (`irkit.oracle.evaluate_design`);
 - `tensorop`: one kernel `func.func` (`irkit.kernel_abi`) holding tensorop
   ops, run by the oracle (`evaluate_tensorop`);
 - `loop`: one kernel holding loop ops, compiled by the C backend with the
   system compiler and run (in a child process, so that a pass that makes
   the kernel write out of bounds is reported, not a crash of irkit-opt), or
-  run by the interpreter `irkit.backends.loop_interp` when there is no C
+  run by the interpreter `irkit.oracle.loop_interp` when there is no C
   compiler or when asked (`engine="interp"`);
 - anything else -- perf IR (a cost model, not a program), IR that is not an
   irkit kernel, a kernel mixing tensorop and loop ops -- cannot run: the
@@ -38,14 +38,14 @@ at most `MAX_DOUBLINGS` times.  Sizes given explicitly
 divisibility assumptions.  The sizes are chosen once,
 from the first state that can run, and used for every later state.
 
-Inputs are `irkit.reference.random_inputs` (floats uniform in [-1, 1),
+Inputs are `irkit.oracle.random_inputs` (floats uniform in [-1, 1),
 `i32` in [-8, 8], seed `SEED`), the same arrays for every state.  Outputs
 that a kernel never writes stay *poison* (NaN, or 0x5A5A5A5A for `i32`) in
 compiled C and the interpreter alike, while the oracle's start at zero: an
 element a lowering forgets shows up as a difference.
 
 Tolerance.  Integers must be equal.  Floats pass where
-`|after - before| <= atol + rtol * |before|` with `irkit.reference.tolerance`
+`|after - before| <= atol + rtol * |before|` with `irkit.oracle.tolerance`
 for the output's dtype and reduction length (`rtol = max(16 eps, 4 eps
 sqrt(n))`, `atol = rtol * max|before|`): that bound is made for a compiled
 kernel against the oracle, which sums in float64 and rounds once.  When
@@ -89,7 +89,7 @@ from xdsl.ir import Operation, SSAValue
 from irkit.diagnostics import DiagnosticError
 from irkit.dialects import design as d
 from irkit.kernel_abi import find_kernels, kernel_args
-from irkit.reference import PLUGIN_MARK, ReferenceEvalError
+from irkit.oracle import PLUGIN_MARK, ReferenceEvalError
 
 __all__ = [
     "ENGINES",
@@ -196,7 +196,7 @@ def _round_up(value: int, multiple: int) -> int:
 
 def _shape_problem(program: Program, sizes: Mapping[str, int]) -> str | None:
     """Why the program's tensors cannot exist at `sizes` (a non-positive extent...), or None."""
-    from irkit.reference import random_inputs
+    from irkit.oracle import random_inputs
 
     try:
         random_inputs(program.target, sizes)  # type: ignore[arg-type]
@@ -276,7 +276,7 @@ _BROKEN_MARKS = ("out of bounds", "by zero", "input", "size", "shape")
 
 
 def _oracle(program: Program, inputs: Mapping[str, np.ndarray], sizes: Mapping[str, int]) -> Run:
-    from irkit.reference import evaluate_design, evaluate_tensorop
+    from irkit.oracle import evaluate_design, evaluate_tensorop
 
     evaluate = evaluate_design if program.level == "design" else evaluate_tensorop
     try:
@@ -289,7 +289,7 @@ def _oracle(program: Program, inputs: Mapping[str, np.ndarray], sizes: Mapping[s
 
 
 def _interpreted(program: Program, inputs: Mapping[str, np.ndarray], sizes: Mapping[str, int]) -> Run:
-    from irkit.backends.loop_interp import LoopInterpError, UnsupportedIR, run_loop_kernel
+    from irkit.oracle.loop_interp import LoopInterpError, UnsupportedIR, run_loop_kernel
 
     try:
         outputs = run_loop_kernel(program.target, inputs, sizes)  # type: ignore[arg-type]
@@ -448,7 +448,7 @@ def first_difference(
     NaN matches NaN, an infinity matches the same infinity only; integers
     must be equal.  `factor` scales the float tolerance.
     """
-    from irkit.reference import tolerance
+    from irkit.oracle import tolerance
 
     if before.dtype.kind != "f":
         bad = before.astype(np.int64) != after.astype(np.int64)
@@ -624,7 +624,7 @@ class SemanticCheck:
         return finding
 
     def _begin(self, program: Program) -> None:
-        from irkit.reference import random_inputs, reduction_lengths
+        from irkit.oracle import random_inputs, reduction_lengths
 
         try:
             self.sizes = choose_sizes(program, self.given_sizes)

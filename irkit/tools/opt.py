@@ -36,7 +36,7 @@ no annotation.
 
 `--check-semantics` (see `irkit.checks.semantics`) runs the program before
 the first pass and after every pass on small random inputs -- the numpy
-oracle for design and tensorop IR, compiled C (or `irkit.backends.loop_interp`
+oracle for design and tensorop IR, compiled C (or `irkit.oracle.loop_interp`
 without a compiler, or with `--check-semantics=interp`) for loop IR -- and
 compares the outputs.  A pass that changes them is an error at the statement
 computing the output, naming the pass, the first differing element and the

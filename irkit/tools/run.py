@@ -122,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
     from irkit.api import compile
     from irkit.backends.build import march_cflags
     from irkit.metrics import work
-    from irkit.reference import ReferenceEvalError, compare, reduction_lengths
+    from irkit.oracle import ReferenceEvalError, compare, reduction_lengths
     from irkit.tools.opt import EXIT_INPUT, EXIT_OK, UsageError, read_input
 
     sizes = parse_sizes(args.size)

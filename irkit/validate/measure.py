@@ -364,7 +364,7 @@ def finish_row(row: dict) -> None:
 
 def check_output(kernel, sizes: dict[str, int], inputs: dict[str, np.ndarray], prepared: Prepared) -> dict:
     """The first call's output against the numpy oracle (at the smallest size only: the oracle is slow)."""
-    from irkit.reference import compare, reduction_lengths
+    from irkit.oracle import compare, reduction_lengths
 
     expected = kernel.reference(inputs, sizes)
     lengths = reduction_lengths(kernel.levels["design"], sizes)

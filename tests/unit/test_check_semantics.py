@@ -28,7 +28,6 @@ from xdsl.rewriter import Rewriter
 
 from irkit.api import lower
 from irkit.backends.build import find_compiler
-from irkit.backends.loop_interp import LoopInterpError, UnsupportedIR, run_loop_kernel
 from irkit.checks.semantics import (
     SIZE_TARGETS,
     CheckSetupError,
@@ -41,6 +40,7 @@ from irkit.context import make_context
 from irkit.diagnostics import DiagnosticError
 from irkit.dialects.loop import StoreOp
 from irkit.frontend import parse_design
+from irkit.oracle.loop_interp import LoopInterpError, UnsupportedIR, run_loop_kernel
 from irkit.passes import registry
 from irkit.reference import evaluate_design, random_inputs, reduction_lengths, resolve_sizes
 from irkit.tools.opt import expand_check_option, main

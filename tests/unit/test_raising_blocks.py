@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 from xdsl.dialects import func
 
-from irkit.backends.loop_interp import run_loop_kernel
 from irkit.frontend import parse_design
+from irkit.oracle.loop_interp import run_loop_kernel
 from irkit.raising.loop_reader import RaiseError
 from irkit.raising.unjam import unjam
 from irkit.raising.unpack import unpack

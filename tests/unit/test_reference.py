@@ -20,6 +20,8 @@ from xdsl.printer import Printer
 from irkit import reference as R
 from irkit.context import make_context
 from irkit.frontend import parse_design
+from irkit.oracle import engine as E  # the engine's switches are patched where they are read
+from irkit.oracle.engine import _chunk_sizes
 from irkit.passes.lower_design import LowerDesignPass
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -445,7 +447,7 @@ def test_einsum_fast_path_agrees_with_the_grid_path(monkeypatch):
     sizes = {"M": 9, "N": 6, "K": 11}
     x = R.random_inputs(doc, sizes)
     fast = R.evaluate_design(doc, x, sizes)["C"]
-    monkeypatch.setattr(R, "_try_einsum", lambda nest: False)
+    monkeypatch.setattr(E, "_try_einsum", lambda nest: False)
     slow = R.evaluate_design(doc, x, sizes)["C"]
     assert_close(fast, slow, n=11)
 
@@ -455,8 +457,8 @@ def test_chunked_evaluation_agrees(monkeypatch, name):
     doc = example(name)
     x = R.random_inputs(doc, SMALL[name])
     whole = R.evaluate_design(doc, x, SMALL[name])
-    monkeypatch.setattr(R, "_try_einsum", lambda nest: False)
-    monkeypatch.setattr(R, "CHUNK_ELEMENTS", 4)  # blocks of a few points: every loop is split
+    monkeypatch.setattr(E, "_try_einsum", lambda nest: False)
+    monkeypatch.setattr(E, "CHUNK_ELEMENTS", 4)  # blocks of a few points: every loop is split
     chunked = R.evaluate_design(doc, x, SMALL[name])
     for k in whole:
         assert_close(chunked[k], whole[k], n=8)
@@ -466,7 +468,7 @@ def test_chunked_max_and_offsets(monkeypatch):
     doc = parse_design(OFFSETS)
     x = R.random_inputs(doc, seed=4)
     whole = R.evaluate_design(doc, x)
-    monkeypatch.setattr(R, "CHUNK_ELEMENTS", 3)
+    monkeypatch.setattr(E, "CHUNK_ELEMENTS", 3)
     chunked = R.evaluate_design(doc, x)
     for k in whole:
         assert_close(chunked[k], whole[k], n=4)
@@ -525,7 +527,7 @@ def test_tensorop_generic_with_a_general_fold():
 def test_tensorop_reduction_combines_with_what_the_output_held(monkeypatch, name, einsum):
     """A generic reduces into the output's current elements: the fill's value is where the sum starts."""
     if not einsum:
-        monkeypatch.setattr(R, "_try_einsum", lambda nest: False)
+        monkeypatch.setattr(E, "_try_einsum", lambda nest: False)
     text = str(lowered(example(name)))
     assert "value = 0.000000e+00 : f32" in text
     module = Parser(
@@ -539,9 +541,9 @@ def test_tensorop_reduction_combines_with_what_the_output_held(monkeypatch, name
 
 
 def test_chunk_sizes_keep_inner_loops_whole():
-    assert R._chunk_sizes([10, 20, 30], 100) == [1, 3, 30]
-    assert R._chunk_sizes([10, 20, 30], 10**6) == [10, 20, 30]
-    assert R._chunk_sizes([5, 1000], 10) == [1, 10]
+    assert _chunk_sizes([10, 20, 30], 100) == [1, 3, 30]
+    assert _chunk_sizes([10, 20, 30], 10**6) == [10, 20, 30]
+    assert _chunk_sizes([5, 1000], 10) == [1, 10]
 
 
 def test_tensorop_output_map_may_permute_loops():

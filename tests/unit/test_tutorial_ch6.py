@@ -19,11 +19,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from irkit.api import lower
-from irkit.backends.loop_interp import run_loop_kernel
 from irkit.context import make_context
 from irkit.extend import load_plugin
 from irkit.frontend import parse_design
 from irkit.kernel_abi import find_kernels, kernel_args
+from irkit.oracle.loop_interp import run_loop_kernel
 from irkit.perf.hardware import load_hardware
 from irkit.reference import random_inputs
 

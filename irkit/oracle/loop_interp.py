@@ -74,7 +74,8 @@ from xdsl.ir.affine import (
 
 from irkit.dialects.loop import AllocOp, ForOp, FreeOp, LoadOp, LocalOp, StoreOp, enclosing_loops
 from irkit.kernel_abi import find_kernels, kernel_args
-from irkit.reference import ReferenceEvalError, resolve_sizes
+from irkit.oracle.common import ReferenceEvalError
+from irkit.oracle.inputs import resolve_sizes
 
 __all__ = [
     "DEFAULT_MAX_ITERATIONS",

@@ -1,0 +1,346 @@
+"""The two levels the oracle evaluates: a design document's statements, a tensorop kernel's ops."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    FloatAttr,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+)
+from xdsl.ir import Operation, SSAValue
+
+from irkit.affine_text import Var, names_in, parse_affine
+from irkit.dialects import design as d
+from irkit.dialects import tensorop as t
+from irkit.kernel_abi import kernel_args
+from irkit.named_ops import get_named_op, param_value
+from irkit.oracle.common import NUMPY_DTYPES, ReferenceEvalError
+from irkit.oracle.engine import _Access, _Body, _from_affine, _Nest, _np_dtype, run_nest
+from irkit.oracle.inputs import (
+    _bind_inputs,
+    _design_tensors,
+    _find_design,
+    _find_kernel,
+    _kernel_tensors,
+    _new_buffer,
+    _TensorDecl,
+    resolve_sizes,
+)
+from irkit.oracle.named import _check_named_shape, named_op
+
+# --- design level --------------------------------------------------------------------------
+
+
+def _stmt_domain(stmt: d.StmtOp, shapes: Mapping[str, tuple[int, ...]]) -> tuple[list[str], list[int], int]:
+    """(loops, extents, number of left-hand loops) of an index statement, einsum style."""
+    target = stmt.target.data
+    lhs = [parse_affine(e) for e in stmt.index_exprs]
+    if not all(isinstance(e, Var) for e in lhs) or len({e.name for e in lhs}) != len(lhs):  # type: ignore[union-attr]
+        raise ReferenceEvalError(f"stage '{target}': left-hand indices must be distinct plain variables")
+    if target not in shapes:
+        raise ReferenceEvalError(f"stage '{target}': '{target}' is not a declared tensor")
+    if len(lhs) != len(shapes[target]):
+        raise ReferenceEvalError(f"stage '{target}': {len(lhs)} indices for a rank-{len(shapes[target])} tensor")
+    loops = [e.name for e in lhs]  # type: ignore[union-attr]
+    extents = list(shapes[target])
+    ranges: dict[str, set[int]] = {}
+    reads = [op for op in stmt.body.walk() if isinstance(op, d.ReadOp)]
+    for read in reads:
+        name = read.tensor.data
+        if name not in shapes:
+            raise ReferenceEvalError(f"stage '{target}' reads '{name}', which is not a declared tensor")
+        for pos, text in enumerate(read.index_exprs):
+            idx = parse_affine(text)
+            if isinstance(idx, Var) and idx.name not in loops[: len(lhs)]:
+                if pos >= len(shapes[name]):
+                    raise ReferenceEvalError(f"stage '{target}': too many indices for '{name}'")
+                ranges.setdefault(idx.name, set()).add(shapes[name][pos])
+                if idx.name not in loops:
+                    loops.append(idx.name)
+                    extents.append(shapes[name][pos])
+    for name, values in ranges.items():
+        if len(values) > 1:
+            raise ReferenceEvalError(
+                f"stage '{target}': reduction index {name} indexes dimensions of different sizes {sorted(values)}"
+            )
+    for read in reads:
+        for text in read.index_exprs:
+            for name in names_in(parse_affine(text)):
+                if name not in loops:
+                    raise ReferenceEvalError(
+                        f"stage '{target}': index {name} has no range (it never indexes a dimension directly)"
+                    )
+    return loops, extents, len(lhs)
+
+
+def _stmt_nest(stmt: d.StmtOp, arrays: Mapping[str, np.ndarray], out: np.ndarray) -> _Nest:
+    target = stmt.target.data
+    shapes = {name: a.shape for name, a in arrays.items()}
+    shapes[target] = out.shape
+    loops, extents, n_lhs = _stmt_domain(stmt, shapes)
+    reads = [op for op in stmt.body.block.ops if isinstance(op, d.ReadOp)]
+    accesses = []
+    for read in reads:
+        name = read.tensor.data
+        if name not in arrays:
+            raise ReferenceEvalError(f"stage '{target}' reads '{name}' before any statement writes it")
+        if len(read.index_exprs) != arrays[name].ndim:
+            raise ReferenceEvalError(
+                f"stage '{target}': {len(read.index_exprs)} indices for the rank-{arrays[name].ndim} tensor '{name}'"
+            )
+        accesses.append(_Access(name, arrays[name], [parse_affine(e) for e in read.index_exprs]))
+    block_ops = list(stmt.body.block.ops)
+    terminator = block_ops[-1]
+    assert isinstance(terminator, d.YieldOp)
+    body = _Body(
+        [op for op in block_ops if not isinstance(op, (d.ReadOp, d.YieldOp))],
+        {r.result: k for k, r in enumerate(reads)},
+        terminator.value,
+    )
+    combine = {"=": "assign", "+=": "add", "max=": "max"}[stmt.kind.data]
+    return _Nest(
+        target, loops, extents, [k < n_lhs for k in range(len(loops))], accesses, out, loops[:n_lhs], body, combine
+    )
+
+
+def _start_value(kind: str, dt: np.dtype) -> object:
+    if kind == "+=":
+        return 0
+    return -np.inf if dt.kind == "f" else np.iinfo(dt).min
+
+
+class _BufferPool:
+    """Buffers of dead temporaries, handed out again: fresh pages are slow to fault in on large tensors."""
+
+    def __init__(self) -> None:
+        self.free: dict[int, list[np.ndarray]] = {}  # by size in bytes: a take costs O(1)
+
+    def give(self, arr: np.ndarray) -> None:
+        if arr.flags.c_contiguous:
+            self.free.setdefault(arr.nbytes, []).append(arr)
+
+    def take(self, decl: _TensorDecl) -> np.ndarray:
+        dt = np.dtype(NUMPY_DTYPES[decl.dtype])
+        nbytes = math.prod(decl.shape) * dt.itemsize
+        same = self.free.get(nbytes)
+        if same:
+            return same.pop().view(dt).reshape(decl.shape)
+        return np.empty(decl.shape, dtype=dt)
+
+
+def _stage_reads(op: Operation) -> set[str]:
+    if isinstance(op, d.StmtOp):
+        return {r.tensor.data for r in op.body.walk() if isinstance(r, d.ReadOp)}
+    if isinstance(op, d.NamedOp):
+        return set(op.operand_names)
+    return set()
+
+
+def evaluate_design(
+    obj: ModuleOp | d.DesignOp,
+    inputs: Mapping[str, np.ndarray],
+    sizes: Mapping[str, int] | None = None,
+    *,
+    include_temps: bool = False,
+) -> dict[str, np.ndarray]:
+    """Run a (checked) design document with numpy; returns every output tensor (and temps if asked).
+
+    `sizes` override the document's defaults; a size without either raises
+    `ReferenceEvalError` (a `ValueError`).  Inputs must have the declared
+    shapes; they are read, never written.  See the module docstring for the
+    semantics.
+    """
+    design = _find_design(obj)
+    sizes = resolve_sizes(design, sizes)
+    decls = _design_tensors(design, sizes)
+    arrays: dict[str, np.ndarray] = dict(_bind_inputs(decls, inputs))
+    stages = [op for op in design.body.block.ops if isinstance(op, (d.StmtOp, d.NamedOp))]
+    last_read = {name: k for k, op in enumerate(stages) for name in _stage_reads(op)}
+    dying: dict[int, list[str]] = {}  # stage -> the temps it reads for the last time
+    for name, k in last_read.items():
+        dying.setdefault(k, []).append(name)
+    pool = _BufferPool()
+    with np.errstate(all="ignore"):
+        for k, op in enumerate(stages):
+            target = op.target.data
+            decl = decls.get(target)
+            if decl is None:
+                raise ReferenceEvalError(f"stage '{target}' writes an undeclared tensor")
+            if decl.role == "input":
+                raise ReferenceEvalError(f"stage '{target}' writes an input tensor")
+            dt = np.dtype(NUMPY_DTYPES[decl.dtype])
+            if isinstance(op, d.StmtOp):
+                out = pool.take(decl)  # uninitialised: `=` writes every element
+                if op.kind.data != "=":
+                    out.fill(_start_value(op.kind.data, dt))
+                run_nest(_stmt_nest(op, arrays, out))
+            else:
+                missing = [n for n in op.operand_names if n not in arrays]
+                if missing:
+                    raise ReferenceEvalError(f"stage '{target}' reads '{missing[0]}' before any statement writes it")
+                spec = get_named_op(op.op_name.data)
+                params = spec.values(dict(op.params.data))
+                out = np.ascontiguousarray(named_op(spec.name, [arrays[n] for n in op.operand_names], params, dt))
+                _check_named_shape(target, out.shape, decl.shape)  # a fresh array: used as it is, no copy
+            arrays[target] = out
+            if not include_temps:  # free temps nobody reads any more (per stage: linear in the document)
+                for name in (*dying.get(k, ()), target):
+                    decl_ = decls.get(name)
+                    if decl_ is not None and decl_.role == "temp" and name in arrays and last_read.get(name, -1) <= k:
+                        pool.give(arrays.pop(name))
+    return {
+        name: arrays[name]
+        for name, decl in decls.items()
+        if name in arrays and (decl.role == "output" or (include_temps and decl.role == "temp"))
+    }
+
+
+# --- tensorop level --------------------------------------------------------------------------
+
+
+def _generic_nest(
+    op: t.GenericOp, buffers: Mapping[SSAValue, np.ndarray], names: Mapping[SSAValue, str], symbols: list[int]
+) -> _Nest:
+    stage = op.stage.data
+    n_loops = len(op.domain.data.results)
+    loops = [f"d{i}" for i in range(n_loops)]
+    extents = list(op.domain.data.eval([], symbols))
+    if len(op.outs) != 1:
+        raise ReferenceEvalError(
+            f"stage '{stage}': the reference evaluates generics with one output, this one has {len(op.outs)}"
+        )
+    maps = op.maps
+    operands = [*op.ins, *op.outs]
+    for v in operands:
+        if v not in buffers:
+            raise ReferenceEvalError(f"stage '{stage}': an operand is not a kernel tensor or an allocation")
+    exprs = [[_from_affine(e, loops, symbols) for e in m.results] for m in maps]
+    out_exprs = exprs[-1]
+    if not all(isinstance(e, Var) for e in out_exprs):
+        raise ReferenceEvalError(
+            f"stage '{stage}': the output's indexing map must be a permutation of loops, got {maps[-1]}"
+        )
+    accesses = [_Access(names.get(v, "?"), buffers[v], exprs[k]) for k, v in enumerate(op.ins)]
+    block = op.body.block
+    terminator = block.last_op
+    assert isinstance(terminator, t.YieldOp)
+    args = list(block.args)
+    out_leaf = args[-1]
+    body = _Body(
+        [o for o in block.ops if o is not terminator],
+        {a: k for k, a in enumerate(args[:-1])},
+        terminator.values[0],
+        out_leaf,
+    )
+    parallel = [kind == t.PARALLEL for kind in op.iterator_kinds]
+    combine = "assign"
+    if not all(parallel):
+        combine = "fold"
+        owner = body.result.owner
+        kinds = {
+            "arith.addf": "add",
+            "arith.addi": "add",
+            "arith.maximumf": "max",
+            "arith.maxsi": "max",
+            "arith.minimumf": "min",
+            "arith.minsi": "min",
+            "arith.mulf": "mul",
+            "arith.muli": "mul",
+        }
+        if isinstance(owner, Operation) and owner.name in kinds and out_leaf.uses.get_length() == 1:
+            a, b = owner.operands
+            other = b if a is out_leaf else a if b is out_leaf else None
+            if other is not None and not body.depends_on(other, out_leaf):
+                combine = kinds[owner.name]
+                body = _Body([o for o in body.ops if o is not owner], body.leaves, other, out_leaf)
+    labels = [n.data for n in op.loop_names.data]
+    return _Nest(
+        stage,
+        loops,
+        extents,
+        parallel,
+        accesses,
+        buffers[op.outs[0]],
+        [e.name for e in out_exprs],
+        body,
+        combine,
+        labels,
+    )  # type: ignore[union-attr]
+
+
+def _named_params(op: t.NamedTensorOp) -> dict[str, object]:
+    if op.params is None:
+        return {}
+    return {key: param_value(value) for key, value in op.params.data.items()}
+
+
+def evaluate_tensorop(
+    obj: ModuleOp | func.FuncOp,
+    inputs: Mapping[str, np.ndarray],
+    sizes: Mapping[str, int] | None = None,
+    *,
+    include_temps: bool = False,
+) -> dict[str, np.ndarray]:
+    """Run a tensorop kernel (`func.func`, see `irkit.kernel_abi`) with numpy; returns its output tensors.
+
+    Output buffers start zeroed, temporaries (`tensorop.alloc`) too; named
+    ops overwrite their output; a `tensorop.generic` evaluates its body per
+    point of its domain, with the output's block argument bound to the
+    current element (a reduction combines through the body, as linalg does).
+    """
+    kernel = _find_kernel(obj)
+    sizes = resolve_sizes(kernel, sizes)
+    size_args, _ = kernel_args(kernel)
+    tensor_args, decls = _kernel_tensors(kernel, sizes)
+    bound = _bind_inputs(decls, inputs)
+    ints: dict[SSAValue, int] = {s.value: sizes[s.name] for s in size_args}
+    buffers: dict[SSAValue, np.ndarray] = {}
+    names: dict[SSAValue, str] = {}
+    result: dict[str, np.ndarray] = {}
+    for arg in tensor_args:
+        buffers[arg.value] = bound[arg.name] if arg.role == "input" else _new_buffer(decls[arg.name])
+        names[arg.value] = arg.name
+        if arg.role == "output":
+            result[arg.name] = buffers[arg.value]
+
+    def symbols_of(op: Operation, values) -> list[int]:
+        try:
+            return [ints[v] for v in values]
+        except KeyError:
+            raise ReferenceEvalError(f"'{op.name}' takes a size that is not a kernel argument") from None
+
+    with np.errstate(all="ignore"):
+        for op in kernel.body.block.ops:
+            if isinstance(op, func.ReturnOp):
+                break
+            if isinstance(op, t.AllocOp):
+                syms = symbols_of(op, op.sizes)
+                shape = tuple(op.shape.data.eval([], syms))
+                assert isinstance(op.result.type, MemRefType)
+                buffers[op.result] = np.zeros(shape, dtype=_np_dtype(op.result.type.element_type))
+                names[op.result] = op.tensor_name.data
+                if include_temps:
+                    result[op.tensor_name.data] = buffers[op.result]
+            elif isinstance(op, t.FillOp):
+                target = buffers[op.out[0]]
+                value = op.value
+                if not isinstance(value, (FloatAttr, IntegerAttr)):
+                    raise ReferenceEvalError(f"stage '{op.stage.data}': fill value {value} is not a number")
+                target[...] = np.asarray(value.value.data).astype(target.dtype)
+            elif isinstance(op, t.GenericOp):
+                run_nest(_generic_nest(op, buffers, names, symbols_of(op, op.sizes)))
+            elif isinstance(op, t.NamedTensorOp):
+                name = op.name.removeprefix("tensorop.")
+                out = buffers[op.outs[0]]
+                value = named_op(name, [buffers[v] for v in op.ins], _named_params(op), out.dtype)
+                _check_named_shape(op.stage.data, value.shape, out.shape)
+                np.copyto(out, value)
+            else:
+                raise ReferenceEvalError(f"the reference has no semantics for '{op.name}' in a kernel")
+    return result
