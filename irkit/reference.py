@@ -7,38 +7,7 @@ it (plugins, notebooks, the tests of the oracle itself).
 
 from __future__ import annotations
 
-from irkit.oracle import (
-    CHUNK_ELEMENTS,
-    NUMPY_DTYPES,
-    PLUGIN_MARK,
-    REFERENCE_SEMANTICS,
-    Comparison,
-    ReferenceEvalError,
-    compare,
-    default_sizes,
-    evaluate_design,
-    evaluate_tensorop,
-    named_op,
-    random_inputs,
-    reduction_lengths,
-    resolve_sizes,
-    tolerance,
-)
+from irkit import oracle as _oracle
+from irkit.oracle import *  # noqa: F403 -- the same names, under the old module name
 
-__all__ = [
-    "CHUNK_ELEMENTS",
-    "NUMPY_DTYPES",
-    "PLUGIN_MARK",
-    "REFERENCE_SEMANTICS",
-    "Comparison",
-    "ReferenceEvalError",
-    "compare",
-    "default_sizes",
-    "evaluate_design",
-    "evaluate_tensorop",
-    "named_op",
-    "random_inputs",
-    "reduction_lengths",
-    "resolve_sizes",
-    "tolerance",
-]
+__all__ = list(_oracle.__all__)
