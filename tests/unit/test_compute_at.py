@@ -15,6 +15,8 @@ from xdsl.ir import Block
 from xdsl.ir.affine import AffineExpr, AffineMap
 
 import irkit
+from irkit.affine.linear import Div, Lin, NotAffine, build_map, div_lin, lin_of
+from irkit.affine.prove import Ranges
 from irkit.diagnostics import DiagnosticError
 from irkit.dialects import loop as lp
 from irkit.passes.schedule import compute_at as ca
@@ -41,16 +43,16 @@ d0, d1 = AffineExpr.dimension(0), AffineExpr.dimension(1)
 def test_lin_roundtrip_and_arithmetic():
     _, (h, w) = _sizes(2)
     e = (d0 * 2 + d1 + 3) // 4
-    form = ca.lin_of(e, [h, w])
+    form = lin_of(e, [h, w])
     (atom,) = form.terms
-    assert isinstance(atom, ca.Div) and atom.by == 4
-    amap, ops = ca.build_map([form, ca.Lin.of(w) - ca.Lin.of(h) + 1])
+    assert isinstance(atom, Div) and atom.by == 4
+    amap, ops = build_map([form, Lin.of(w) - Lin.of(h) + 1])
     assert ops == [h, w]
     assert amap.eval([5, 7], []) == ((2 * 5 + 7 + 3) // 4, 7 - 5 + 1)
-    assert ca.Lin.of(h) + 2 - ca.Lin.of(h) == ca.Lin(const=2)
-    assert ca.div_lin("ceildiv", ca.Lin(const=-7), 2) == ca.Lin(const=-3)
-    with pytest.raises(ca.NotAffine):
-        ca.lin_of(AffineExpr.symbol(0), [h])
+    assert Lin.of(h) + 2 - Lin.of(h) == Lin(const=2)
+    assert div_lin("ceildiv", Lin(const=-7), 2) == Lin(const=-3)
+    with pytest.raises(NotAffine):
+        lin_of(AffineExpr.symbol(0), [h])
 
 
 def test_ranges_of_a_tiled_loop():
@@ -59,17 +61,17 @@ def test_ranges_of_a_tiled_loop():
     yo = _loop(AffineMap.constant_map(0), [], AffineMap(1, 0, (d0,)), [h], 32, block)
     yi = _loop(AffineMap(1, 0, (d0,)), [yo.induction_var], AffineMap(2, 0, (d0 + 32, d1)), [yo.induction_var, h], 1,
                yo.body.block)
-    ranges = ca.Ranges([yi])
-    e = ca.Lin.of(yi.induction_var) + 2
-    assert ranges.lo(e) == [ca.Lin.of(yo.induction_var) + 2]
-    assert set(ranges.hi(e)) == {ca.Lin.of(yo.induction_var) + 33, ca.Lin.of(h) + 1}
+    ranges = Ranges([yi])
+    e = Lin.of(yi.induction_var) + 2
+    assert ranges.lo(e) == [Lin.of(yo.induction_var) + 2]
+    assert set(ranges.hi(e)) == {Lin.of(yo.induction_var) + 33, Lin.of(h) + 1}
     # eliminating yo too: [2, H + 1]
-    both = ca.Ranges([yo, yi])
-    assert both.lo(e) == [ca.Lin(const=2)]
-    assert ca.Lin.of(h) + 1 in both.hi(e)
+    both = Ranges([yo, yi])
+    assert both.lo(e) == [Lin(const=2)]
+    assert Lin.of(h) + 1 in both.hi(e)
     # mod is bounded by its divisor, floordiv follows its argument
-    m = ca.Lin.of(ca.Div("mod", ca.Lin.of(yi.induction_var), 4))
-    assert ranges.lo(m) == [ca.Lin()] and ranges.hi(m) == [ca.Lin(const=3)]
+    m = Lin.of(Div("mod", Lin.of(yi.induction_var), 4))
+    assert ranges.lo(m) == [Lin()] and ranges.hi(m) == [Lin(const=3)]
 
 
 # ------------------------------------------------------------------ compiled placements

@@ -24,7 +24,7 @@ The algorithm, all of it reading only loop IR:
    t1 -> t2 -> out both at out.jo, t2 is placed first and t1's footprint
    comes from t2's loads over t2's new ranges) gives, per dimension, an
    affine index over loop variables.  The variables of loops inside `l` are
-   eliminated innermost first by their bounds (`Ranges`): a loop runs from
+   eliminated innermost first by their bounds (`irkit.affine.prove.Ranges`): a loop runs from
    the max of its lower-bound results to the min of its upper-bound results,
    so a lower bound of an index is a max of affine terms and an upper bound
    a min, over the variables of `l` and the loops around it and the sizes
@@ -32,7 +32,7 @@ The algorithm, all of it reading only loop IR:
    [0, k-1]).  Several loads are joined by taking the one whose bounds are
    provably outermost; when none is (the bounds cross), that dimension falls
    back to P's whole extent (correct, only slower).  Bounds are then clipped
-   to P's domain, and terms implied by others are dropped (`Prover`:
+   to P's domain, and terms implied by others are dropped (`irkit.affine.prove.Prover`:
    sizes are >= 1, loop variables range over their bounds).
 2. **Restriction.**  For each dimension, P's store index is `v + rest` with
    `v` the variable of a step-1 loop of P's nest (after a split of P, the
@@ -93,23 +93,29 @@ from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     AffineMapAttr,
-    DenseArrayBase,
     IndexType,
     ModuleOp,
-    i32,
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.ir.affine import (
-    AffineBinaryOpExpr,
-    AffineBinaryOpKind,
-    AffineConstantExpr,
-    AffineDimExpr,
     AffineExpr,
     AffineMap,
 )
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from irkit.affine.linear import (
+    Lin,
+    NotAffine,
+    access_forms,
+    build_map,
+    expr_of,
+    lin_of,
+    lower_terms,
+    set_bounds,
+    upper_terms,
+)
+from irkit.affine.prove import Prover, Ranges, depth
 from irkit.diagnostics import DiagnosticError
 from irkit.dialects import loop as lp
 from irkit.kernel_abi import SHAPE
@@ -129,343 +135,6 @@ from irkit.passes.schedule.helpers import (
     stage_nests,
     value_name,
 )
-
-MAX_TERMS = 48  # bound terms kept while eliminating loops (more: the footprint is refused)
-
-
-# ================================================================ linear forms
-
-
-class NotAffine(Exception):
-    """An index or bound that the footprint analysis cannot follow."""
-
-
-@dataclass(frozen=True)
-class Div:
-    """`arg floordiv by`, `arg ceildiv by` or `arg mod by` (by > 0), an atom of a `Lin`."""
-
-    kind: str
-    arg: Lin
-    by: int
-
-
-Atom = SSAValue | Div
-
-
-class Lin:
-    """sum(coefficient * atom) + const; atoms are index values (loop variables, sizes) or `Div`s."""
-
-    __slots__ = ("terms", "const")
-
-    def __init__(self, terms: Mapping[Atom, int] | None = None, const: int = 0):
-        self.terms: dict[Atom, int] = {a: k for a, k in (terms or {}).items() if k}
-        self.const = const
-
-    @staticmethod
-    def of(atom: Atom) -> Lin:
-        return Lin({atom: 1})
-
-    def __add__(self, other: Lin | int) -> Lin:
-        if isinstance(other, int):
-            return Lin(self.terms, self.const + other)
-        terms = dict(self.terms)
-        for a, k in other.terms.items():
-            terms[a] = terms.get(a, 0) + k
-        return Lin(terms, self.const + other.const)
-
-    def __sub__(self, other: Lin | int) -> Lin:
-        return self + (other.scale(-1) if isinstance(other, Lin) else -other)
-
-    def scale(self, k: int) -> Lin:
-        return Lin({a: c * k for a, c in self.terms.items()}, self.const * k)
-
-    def without(self, atom: Atom) -> Lin:
-        return Lin({a: k for a, k in self.terms.items() if a is not atom and a != atom}, self.const)
-
-    @property
-    def is_const(self) -> bool:
-        return not self.terms
-
-    def atoms(self) -> Iterator[SSAValue]:
-        """The values this form uses, inside `Div`s too, in order of appearance."""
-        for a in self.terms:
-            if isinstance(a, Div):
-                yield from a.arg.atoms()
-            else:
-                yield a
-
-    def values(self) -> list[SSAValue]:
-        out: dict[SSAValue, None] = {}
-        for v in self.atoms():
-            out.setdefault(v, None)
-        return list(out)
-
-    def _key(self) -> tuple[frozenset[tuple[Atom, int]], int]:
-        return frozenset(self.terms.items()), self.const
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Lin) and self._key() == other._key()
-
-    def __hash__(self) -> int:
-        return hash(self._key())
-
-    def __repr__(self) -> str:
-        parts = [f"{k}*{value_name(a) if isinstance(a, SSAValue) else a}" for a, k in self.terms.items()]
-        return " + ".join([*parts, str(self.const)])
-
-
-_KINDS = {
-    AffineBinaryOpKind.FloorDiv: "floordiv",
-    AffineBinaryOpKind.CeilDiv: "ceildiv",
-    AffineBinaryOpKind.Mod: "mod",
-}
-
-
-def div_lin(kind: str, arg: Lin, by: int) -> Lin:
-    if arg.is_const:
-        a = arg.const
-        return Lin(const={"floordiv": a // by, "ceildiv": -((-a) // by), "mod": a % by}[kind])
-    if by == 1:
-        return Lin() if kind == "mod" else arg
-    return Lin.of(Div(kind, arg, by))
-
-
-def lin_of(expr: AffineExpr, dims: Sequence[SSAValue]) -> Lin:
-    """An affine expression over `dims` (the operands of a map) as a `Lin`."""
-    if isinstance(expr, AffineConstantExpr):
-        return Lin(const=expr.value)
-    if isinstance(expr, AffineDimExpr):
-        return Lin.of(dims[expr.position])
-    if not isinstance(expr, AffineBinaryOpExpr):
-        raise NotAffine(f"symbol in {expr}")
-    lhs, rhs = lin_of(expr.lhs, dims), lin_of(expr.rhs, dims)
-    if expr.kind == AffineBinaryOpKind.Add:
-        return lhs + rhs
-    if expr.kind == AffineBinaryOpKind.Mul:
-        if rhs.is_const:
-            return lhs.scale(rhs.const)
-        if lhs.is_const:
-            return rhs.scale(lhs.const)
-        raise NotAffine(f"product of variables in {expr}")
-    if not rhs.is_const or rhs.const <= 0:
-        raise NotAffine(f"division by a non-constant in {expr}")
-    return div_lin(_KINDS[expr.kind], lhs, rhs.const)
-
-
-def expr_of(form: Lin, pos: Mapping[SSAValue, int]) -> AffineExpr:
-    """`form` as an affine expression whose dimension `pos[v]` is the value v."""
-
-    def order(item: tuple[Atom, int]) -> int:
-        a = item[0]
-        return pos[a] if isinstance(a, SSAValue) else len(pos) + min((pos[v] for v in a.arg.atoms()), default=0)
-
-    out: AffineExpr | None = None
-    for atom, k in sorted(form.terms.items(), key=order):
-        if isinstance(atom, Div):
-            inner = expr_of(atom.arg, pos)
-            base = {"floordiv": inner // atom.by, "ceildiv": inner.ceil_div(atom.by), "mod": inner % atom.by}[atom.kind]
-        else:
-            base = AffineExpr.dimension(pos[atom])
-        term = base if k == 1 else base * k
-        out = term if out is None else out + term
-    if out is None:
-        return AffineExpr.constant(form.const)
-    return out + form.const if form.const else out
-
-
-def build_map(forms: Sequence[Lin], first: Sequence[SSAValue] = ()) -> tuple[AffineMap, list[SSAValue]]:
-    """A map with one result per form and its operands: those of `first` that are used, in
-    that order, then the other values in order of use."""
-    used = {v for f in forms for v in f.atoms()}
-    operands: dict[SSAValue, None] = dict.fromkeys(v for v in first if v in used)
-    for f in forms:
-        for v in f.atoms():
-            operands.setdefault(v, None)
-    pos = {v: i for i, v in enumerate(operands)}
-    return AffineMap(len(pos), 0, tuple(expr_of(f, pos) for f in forms)), list(operands)
-
-
-def lower_terms(loop: lp.ForOp) -> list[Lin]:
-    return [lin_of(r, list(loop.lower_operands)) for r in loop.lower.data.results]
-
-
-def upper_terms(loop: lp.ForOp) -> list[Lin]:
-    """Exclusive upper bounds: the loop runs while its variable is below every one."""
-    return [lin_of(r, list(loop.upper_operands)) for r in loop.upper.data.results]
-
-
-def set_bounds(loop: lp.ForOp, lower: Sequence[Lin], upper: Sequence[Lin]) -> None:
-    lmap, lops = build_map(lower)
-    umap, uops = build_map(upper)
-    loop.operands = [*lops, *uops]
-    loop.properties["operandSegmentSizes"] = DenseArrayBase.from_list(i32, [len(lops), len(uops)])
-    loop.properties["lower"] = AffineMapAttr(lmap)
-    loop.properties["upper"] = AffineMapAttr(umap)
-
-
-def access_forms(op: lp.LoadOp | lp.StoreOp) -> list[Lin]:
-    return [lin_of(r, list(op.indices)) for r in op.map.data.results]
-
-
-def _dedupe(forms: Iterable[Lin], low: bool) -> list[Lin]:
-    """Drop repeated terms, and terms a constant away from a tighter one (max-form if `low`)."""
-    out: list[Lin] = []
-    for f in forms:
-        if f in out:
-            continue
-        beaten = False
-        for i, g in enumerate(out):
-            diff = f - g
-            if not diff.is_const:
-                continue
-            if (diff.const > 0) == low:  # f is tighter: replace g
-                out[i] = f
-            beaten = True
-            break
-        if not beaten:
-            out.append(f)
-    return _unique(out)
-
-
-def _unique(forms: Iterable[Lin]) -> list[Lin]:
-    out: list[Lin] = []
-    for f in forms:
-        if f not in out:
-            out.append(f)
-    return out
-
-
-# ================================================================ bounds
-
-
-def depth(op: Operation) -> int:
-    return len(lp.enclosing_loops(op))
-
-
-class AnyLoop(Mapping[SSAValue, lp.ForOp]):
-    """Loop variable -> its loop, for every loop there is, without listing them."""
-
-    def __getitem__(self, value: SSAValue) -> lp.ForOp:
-        owner = value.owner if isinstance(value, BlockArgument) else None
-        loop = owner.parent_op() if isinstance(owner, Block) else None
-        if isinstance(loop, lp.ForOp) and value is loop.induction_var:
-            return loop
-        raise KeyError(value)
-
-    def __contains__(self, value: object) -> bool:
-        try:
-            self[value]  # type: ignore[index]
-        except (KeyError, TypeError):
-            return False
-        return True
-
-    def __iter__(self) -> Iterator[SSAValue]:
-        raise TypeError("AnyLoop is not enumerable")
-
-    def __len__(self) -> int:
-        raise TypeError("AnyLoop is not enumerable")
-
-
-class Ranges:
-    """Bounds of linear forms over the iterations of `loops`, whose variables are eliminated.
-
-    `lo(e)` is a list of terms whose maximum is <= e at every iteration (a max-form);
-    `hi(e)` a list whose minimum is >= e (a min-form, inclusive).  Other atoms are kept.
-    """
-
-    def __init__(self, loops: Iterable[lp.ForOp] | None):
-        """Over `loops`, or over every loop (`None`: a variable's loop is its block's owner)."""
-        self.loop_of: Mapping[SSAValue, lp.ForOp] = (
-            AnyLoop() if loops is None else {loop.induction_var: loop for loop in loops}
-        )
-
-    def involves(self, form: Lin) -> bool:
-        return any(v in self.loop_of for v in form.atoms())
-
-    def lo(self, form: Lin) -> list[Lin]:
-        return self._extreme(form, True)
-
-    def hi(self, form: Lin) -> list[Lin]:
-        return self._extreme(form, False)
-
-    def _extreme(self, form: Lin, low: bool) -> list[Lin]:
-        for atom, k in form.terms.items():
-            if isinstance(atom, Div) and self.involves(atom.arg):
-                rest = self._extreme(form.without(atom), low)
-                parts = self._div(atom, (k > 0) == low)
-                return self._limit(_dedupe([r + p.scale(k) for r in rest for p in parts], low))
-        ivs = [a for a in form.terms if isinstance(a, SSAValue) and a in self.loop_of]
-        if not ivs:
-            return [form]
-        v = max(ivs, key=lambda a: depth(self.loop_of[a]))
-        k = form.terms[v]
-        rest = form.without(v)
-        loop = self.loop_of[v]
-        bounds = lower_terms(loop) if (k > 0) == low else [u - 1 for u in upper_terms(loop)]
-        out: list[Lin] = []
-        for b in bounds:
-            out.extend(self._extreme(rest + b.scale(k), low))
-        return self._limit(_dedupe(out, low))
-
-    def _div(self, atom: Div, low: bool) -> list[Lin]:
-        if atom.kind == "mod":
-            return [Lin(const=0 if low else atom.by - 1)]
-        return [div_lin(atom.kind, p, atom.by) for p in self._extreme(atom.arg, low)]
-
-    @staticmethod
-    def _limit(forms: list[Lin]) -> list[Lin]:
-        if len(forms) > MAX_TERMS:
-            raise NotAffine("too many bound terms")
-        return forms
-
-
-class Prover:
-    """Decides `e >= 0` for linear forms over a kernel's sizes (all >= 1) and loop variables
-    (which range over their bounds), soundly but not completely."""
-
-    def __init__(self, kernel: func.FuncOp):
-        self.kernel = kernel
-        self.sizes = {a for a in kernel.body.block.args if isinstance(a.type, IndexType)}
-
-    def _obviously_nonneg(self, form: Lin) -> bool:
-        if any(not (isinstance(a, SSAValue) and a in self.sizes) or k < 0 for a, k in form.terms.items()):
-            return False
-        return form.const + sum(form.terms.values()) >= 0
-
-    def nonneg(self, form: Lin) -> bool:
-        if self._obviously_nonneg(form):
-            return True
-        ranges = Ranges(None)  # every loop, found from its variable: no walk of the kernel
-        try:
-            return any(self._obviously_nonneg(t) for t in ranges.lo(form))
-        except NotAffine:
-            return False
-
-    def le(self, a: Lin, b: Lin) -> bool:
-        return self.nonneg(b - a)
-
-    def prune(self, forms: Sequence[Lin], low: bool) -> list[Lin]:
-        """Drop the terms of a max-form (`low`) or min-form that another term implies."""
-        kept = _dedupe(forms, low)
-        for f in list(kept):
-            others = [g for g in kept if g is not f]
-            if any(self.le(f, g) if low else self.le(g, f) for g in others):
-                kept = others
-        return kept
-
-    def tightest(self, forms: Sequence[list[Lin]], low: bool) -> list[Lin] | None:
-        """The bound among several (one per access) that holds for all of them: the smallest
-        max-form (`low`) or the largest min-form; None if none is provably so."""
-        for cand in forms:
-            if all(self._form_le(cand, other, low) for other in forms if other is not cand):
-                return cand
-        return None
-
-    def _form_le(self, a: list[Lin], b: list[Lin], low: bool) -> bool:
-        if low:  # max(a) <= max(b): every a-term is below some b-term
-            return all(any(self.le(x, y) for y in b) for x in a)
-        return all(any(self.le(y, x) for y in b) for x in a)  # min(a) >= min(b)
-
 
 # ================================================================ the IR around a placement
 
