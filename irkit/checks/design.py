@@ -19,6 +19,7 @@ tensor read three times before it is written is one error (with a note).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
@@ -50,14 +51,19 @@ from irkit.named_ops import NamedOpError, get_named_op
 from irkit.names import name_diagnostic
 
 
-def check_module(module: ModuleOp) -> list[Diagnostic]:
+def check_module(
+    module: ModuleOp, then: Callable[[d.DesignOp], list[Diagnostic]] | None = None
+) -> list[Diagnostic]:
     """The semantic problems of the designs and hardware blocks in `module` that the checker
-    finds by itself, without lowering (`irkit.checks.document.check_document` adds what the
-    schedule passes refuse)."""
+    finds by itself; `then` adds more for each design without errors (the lowering check:
+    `irkit.checks.document.check_document`, which this module cannot import)."""
     diags: list[Diagnostic] = []
     for op in module.body.block.ops:
         if isinstance(op, d.DesignOp):
-            diags.extend(DesignChecker(op).run())
+            found = DesignChecker(op).run()
+            if then is not None and not any(x.severity == "error" for x in found):
+                found += then(op)
+            diags.extend(found)
         elif isinstance(op, d.HardwareOp):
             diags.extend(check_hardware_block(op))
     return diags

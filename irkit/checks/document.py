@@ -10,11 +10,9 @@ from __future__ import annotations
 
 from xdsl.dialects.builtin import ModuleOp
 
-from irkit.checks.design import DesignChecker
-from irkit.checks.hardware import check_hardware_block
+from irkit.checks.design import check_module
 from irkit.checks.lowering import check_lowering
 from irkit.diagnostics import Diagnostic
-from irkit.dialects import design as d
 
 
 def check_document(module: ModuleOp) -> list[Diagnostic]:
@@ -22,13 +20,4 @@ def check_document(module: ModuleOp) -> list[Diagnostic]:
 
     A design without other errors is also lowered the way `irkit run` lowers
     it, so that whatever a schedule pass refuses is refused here first."""
-    diags: list[Diagnostic] = []
-    for op in module.body.block.ops:
-        if isinstance(op, d.DesignOp):
-            found = DesignChecker(op).run()
-            if not any(x.severity == "error" for x in found):
-                found += check_lowering(op)
-            diags.extend(found)
-        elif isinstance(op, d.HardwareOp):
-            diags.extend(check_hardware_block(op))
-    return diags
+    return check_module(module, then=check_lowering)

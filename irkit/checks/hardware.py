@@ -9,12 +9,11 @@ from pathlib import Path
 
 from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
 from xdsl.ir import Operation
-from xdsl.utils.exceptions import DiagnosticException
 
 from irkit.checks.schedule import suggest
-from irkit.diagnostics import Diagnostic, at_op, error
+from irkit.diagnostics import Diagnostic, at_op
 from irkit.dialects import design as d
-from irkit.frontend.build import build_design
+from irkit.frontend.build import build_design, verify_errors
 from irkit.hardware_files import find_hardware, search_dirs
 from irkit.units import (
     CACHE_FIELDS,
@@ -179,9 +178,5 @@ def _read_hardware_file(path: Path) -> tuple[ModuleOp | None, list[Diagnostic]]:
                 diags += check_hardware_block(block)
     errors = [diag for diag in diags if diag.severity == "error"]
     if module is not None and not errors:
-        try:
-            module.verify()
-        except DiagnosticException as exc:
-            bad = getattr(exc, "op", None)
-            errors = [at_op("error", str(exc), bad) if bad is not None else error(str(exc), str(path))]
+        errors = verify_errors(module, str(path))
     return module, sorted(errors, key=lambda diag: (diag.line, diag.col))

@@ -115,8 +115,8 @@ class Nest:
             if name in self.names or names.count(name) > 1:
                 self.error(f"new loop name '{name}' is already used in stage '{self.stage}'", at, name)
                 return False
-        for name in names:  # a loop the C backend could not name: reported, but the loop exists
-            if isinstance(at, Operation):
+        if isinstance(at, Operation):
+            for name in names:  # a loop the C backend could not name: reported, but the loop exists
                 diag = name_diagnostic(name, "loop", at, name)
                 if diag is not None:
                     self.diags.append(diag)

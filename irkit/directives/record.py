@@ -155,7 +155,7 @@ def entry_of_row(row: Attribute) -> Entry:
 
 def directive_op(entry: Entry) -> Operation | None:
     """The design op of an entry; None for a kind irkit does not know."""
-    record = RECORDS.get(str(entry.get("kind")))
+    record = record_of(str(entry.get("kind")))
     return None if record is None else record.from_entry(entry)
 
 

@@ -33,11 +33,10 @@ def replay(nest, e: Entry, at: object) -> None:
 def space(s: Space) -> list[Entry]:
     """Outer loops, by factors that leave half the vector registers for the jammed copies' accumulators."""
     limit = max(2, s.registers // 2)
-    factors = [f for f in range(2, limit + 1)]
     return [
         {"kind": "unroll_jam", "loop": loop, "factor": f}
         for loop in s.loops[:-1]
-        for f in factors
+        for f in range(2, limit + 1)
         if f <= s.extents.get(loop, 1)
     ]
 

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.utils.exceptions import DiagnosticException
 
-from irkit.diagnostics import Diagnostic, DiagnosticError, at_op
-from irkit.frontend.build import build_design
+from irkit.diagnostics import Diagnostic, DiagnosticError
+from irkit.frontend.build import build_design, verify_errors
 
 __all__ = ["build_design", "parse_design"]
 
@@ -33,15 +32,7 @@ def parse_design(
     if warnings is not None:
         warnings.extend(diagnostics)
     assert module is not None
-    try:
-        module.verify()
-    except DiagnosticException as exc:
-        bad = getattr(exc, "op", None)
-        raise DiagnosticError([at_op("error", str(exc), bad) if bad is not None else _plain(exc, filename)]) from None
+    errors = verify_errors(module, filename)
+    if errors:
+        raise DiagnosticError(errors)
     return module
-
-
-def _plain(exc: Exception, filename: str):
-    from irkit.diagnostics import error
-
-    return error(str(exc), filename)

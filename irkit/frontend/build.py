@@ -27,9 +27,10 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.utils.exceptions import DiagnosticException
 
 from irkit.affine_text import BinOp, Const, Expr, Var, fold_linear, format_affine
-from irkit.diagnostics import Diagnostic, error
+from irkit.diagnostics import Diagnostic, at_op, error
 from irkit.dialects import design as d
 from irkit.directives import record_of
 from irkit.frontend.syntax import parse_syntax
@@ -416,6 +417,16 @@ class DesignBuilder:
         else:
             op = d.AssumeNoAliasOp([str(t) for t in ch])
         return self.located(op, node)
+
+
+def verify_errors(module: ModuleOp, filename: str) -> list[Diagnostic]:
+    """The op verifiers' complaint about `module`, as a located diagnostic (none when it verifies)."""
+    try:
+        module.verify()
+    except DiagnosticException as exc:
+        bad = getattr(exc, "op", None)
+        return [at_op("error", str(exc), bad) if bad is not None else error(str(exc), filename)]
+    return []
 
 
 def build_design(text: str, filename: str = "<input>") -> tuple[ModuleOp | None, list]:

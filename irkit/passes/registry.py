@@ -14,7 +14,6 @@ from xdsl.passes import ModulePass
 
 import irkit.directives  # noqa: F401 -- registers the directive records
 from irkit import registry
-from irkit.registry import DIRECTIVE_RECORDS
 
 
 def _check_design() -> type[ModulePass]:
@@ -96,7 +95,7 @@ IRKIT_PASSES |= {
 
 
 # Each schedule directive's stand-alone pass (`schedule-split`, ...), named by its record.
-for _record in DIRECTIVE_RECORDS.values():
+for _record in registry.DIRECTIVE_RECORDS.values():
     IRKIT_PASSES.setdefault(_record.pass_name, _schedule_pass(_record.transform, _record.pass_class))
 
 

@@ -11,7 +11,7 @@ its own (`schedule-split{...}` and so on) for testing from hand-written IR.
 
 The interface every directive module implements:
 
-    @directive("split")                      # or directive("compute_at", phase=PLACE)
+    @directive("split")                      # its phase is its record's (irkit.directives)
     def apply(kernel: func.FuncOp, stage: str, d: Mapping[str, Attribute], where: str) -> None
 
 It transforms the loops of `stage` inside `kernel` in place, or raises
@@ -33,7 +33,6 @@ so `helpers.stage_nests` gives all of a stage's nests (fills included).
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping
 
 from xdsl.dialects import func
@@ -48,25 +47,20 @@ Directive = Callable[[func.FuncOp, str, Mapping[str, Attribute], str], None]
 DIRECTIVES: dict[str, Directive] = registry.DIRECTIVES
 
 
-def directive(kind: str, phase: str | None = None) -> Callable[[Directive], Directive]:
+def directive(kind: str) -> Callable[[Directive], Directive]:
     """Register `apply` for directives of `kind` (decorator)."""
 
     def register(fn: Directive) -> Directive:
         DIRECTIVES[kind] = fn
-        if phase is not None:
-            _PHASES[kind] = phase
         return fn
 
     return register
 
 
-_PHASES: dict[str, str] = {}  # phases of kinds without a record (a plugin's transform)
-
-
 def phase_of(kind: str) -> str:
-    """The phase a directive runs in: its record's, else what its transform registered, else SHAPE."""
+    """The phase a directive runs in: its record's (SHAPE for a kind without one)."""
     record = record_of(kind)
-    return record.phase if record is not None else _PHASES.get(kind, SHAPE)
+    return record.phase if record is not None else SHAPE
 
 
 def load(kind: str) -> Directive | None:
@@ -78,7 +72,7 @@ def load(kind: str) -> Directive | None:
     record = record_of(kind)
     if record is None:
         return None
-    importlib.import_module(record.transform)
+    record.load_transform()
     return DIRECTIVES.get(kind)
 
 

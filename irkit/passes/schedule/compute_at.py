@@ -120,7 +120,7 @@ from irkit.diagnostics import DiagnosticError
 from irkit.dialects import loop as lp
 from irkit.kernel_abi import SHAPE
 from irkit.passes.options import option
-from irkit.passes.schedule import PLACE, directive
+from irkit.passes.schedule import directive
 from irkit.passes.schedule.helpers import (
     NestIndex,
     access_text,
@@ -662,12 +662,12 @@ def compute_at_loop(kernel: func.FuncOp, stage: str, consumer: str, loop_name: s
     return localize(kernel, buf, fp, target, placement.prover)
 
 
-@directive("compute_at", phase=PLACE)
+@directive("compute_at")
 def apply_compute_at(kernel: func.FuncOp, stage: str, d: Mapping[str, Attribute], where: str) -> None:
     compute_at_loop(kernel, stage, get_str(d, "stage"), get_str(d, "loop"), where)
 
 
-@directive("compute_root", phase=PLACE)
+@directive("compute_root")
 def apply_compute_root(kernel: func.FuncOp, stage: str, d: Mapping[str, Attribute], where: str) -> None:
     """Check that `stage` is computed in full, at the kernel's top level, before its readers."""
     nests = stage_nests(kernel, stage)
