@@ -70,6 +70,18 @@ def _verify_roundtrip() -> type[ModulePass]:
     return VerifyRoundtripPass
 
 
+def _export_affine() -> type[ModulePass]:
+    from irkit.passes.export_affine import ExportAffinePass
+
+    return ExportAffinePass
+
+
+def _affine_for_to_scf() -> type[ModulePass]:
+    from irkit.passes.affine_for_to_scf import AffineForToScfPass
+
+    return AffineForToScfPass
+
+
 def _schedule_pass(module: str, cls: str) -> Callable[[], type[ModulePass]]:
     def factory() -> type[ModulePass]:
         import importlib
@@ -90,6 +102,8 @@ IRKIT_PASSES |= {
     "raise-loop": _raise_loop,
     "raise-tensorop": _raise_tensorop,
     "verify-roundtrip": _verify_roundtrip,
+    "export-affine": _export_affine,
+    "affine-for-to-scf": _affine_for_to_scf,
     "schedule-fuse-stage": _schedule_pass("irkit.passes.schedule.compute_at", "ScheduleFuseStagePass"),
 }
 

@@ -158,6 +158,7 @@ SUBCOMMANDS: dict[str, Callable[[argparse._SubParsersAction], None]] = {
     "predict": _tool("predict"),
     "validate": _tool("validate"),
     "verify": _tool("verify"),
+    "interpret": _tool("interpret"),
 }
 
 
