@@ -33,6 +33,7 @@ from xdsl.ir import Operation
 
 from irkit.diagnostics import Diagnostic, DiagnosticError
 from irkit.dialects import design as d
+from irkit.directives import ComputeAtOp, ComputeRootOp
 from irkit.names import name_diagnostic
 
 STATEMENTS = (d.StmtOp, d.NamedOp)
@@ -92,7 +93,7 @@ def relevant_design(design: d.DesignOp) -> d.DesignOp | None:
         op.stage.data
         for op in ops
         if isinstance(op, d.ScheduleOp)
-        and any(isinstance(x, d.ComputeAtOp | d.ComputeRootOp) for x in op.body.block.ops)
+        and any(isinstance(x, ComputeAtOp | ComputeRootOp) for x in op.body.block.ops)
     }
     keep = scheduled | {op.target.data for op in statements if isinstance(op, d.NamedOp)}
     readers = _readers(statements)

@@ -18,7 +18,7 @@ from xdsl.ir import Operation
 
 from irkit.diagnostics import Diagnostic, at_op
 from irkit.dialects import design as d
-from irkit.directives import entry_of, record_for
+from irkit.directives import ComputeAtOp, ComputeRootOp, entry_of, record_for
 from irkit.directives.nest import Nest
 from irkit.suggest import suggest  # noqa: F401 -- re-exported for the checker
 
@@ -36,7 +36,7 @@ def check_schedules(
     diags: list[Diagnostic] = []
     finals: dict[str, list[str]] = {name: list(stage.loops) for name, stage in stages.items()}
     seen: dict[str, d.ScheduleOp] = {}
-    placements: list[tuple[str, d.ComputeAtOp]] = []
+    placements: list[tuple[str, ComputeAtOp]] = []
     for sched in schedules:
         name = sched.stage.data
         if name not in stages:
@@ -51,13 +51,13 @@ def check_schedules(
             continue
         seen[name] = sched
         nest = Nest(name, stages[name].loops, stages[name].reduction_loops, stages[name].reads)
-        root: d.ComputeRootOp | None = None
-        at: d.ComputeAtOp | None = None
+        root: ComputeRootOp | None = None
+        at: ComputeAtOp | None = None
         for op in sched.body.block.ops:
             replay(nest, op)
-            if isinstance(op, d.ComputeRootOp):
+            if isinstance(op, ComputeRootOp):
                 root = op
-            if isinstance(op, d.ComputeAtOp):
+            if isinstance(op, ComputeAtOp):
                 if at is not None:
                     nest.error(f"stage '{name}' is placed twice (compute_at at line {_line(at)})", op)
                 at = op

@@ -56,11 +56,11 @@ LAYOUT_KINDS = ("row_major", "col_major", "order")
 METRICS = ("latency", "throughput")
 
 
-def _strs(values: list[str] | tuple[str, ...]) -> ArrayAttr[StringAttr]:
+def str_array(values: list[str] | tuple[str, ...]) -> ArrayAttr[StringAttr]:
     return ArrayAttr([StringAttr(v) for v in values])
 
 
-def _ints(values: list[int] | tuple[int, ...]) -> DenseArrayBase:
+def int_array(values: list[int] | tuple[int, ...]) -> DenseArrayBase:
     return DenseArrayBase.from_list(i64, list(values))
 
 
@@ -82,7 +82,7 @@ def _check_affine_list(what: str, exprs: list[str]) -> None:
             raise VerifyException(f"{what}: '{text}' is not an affine expression: {err}") from None
 
 
-def _check_positive(what: str, value: int) -> None:
+def check_positive(what: str, value: int) -> None:
     if value <= 0:
         raise VerifyException(f"{what} must be positive, got {value}")
 
@@ -140,7 +140,7 @@ class SizeOp(IRDLOperation):
 
     def verify_(self) -> None:
         if self.default is not None:
-            _check_positive(f"default of size '{self.sym_name.data}'", self.default.value.data)
+            check_positive(f"default of size '{self.sym_name.data}'", self.default.value.data)
 
 
 @irdl_op_definition
@@ -159,7 +159,7 @@ class TensorOp(IRDLOperation):
             properties={
                 "sym_name": StringAttr(sym_name),
                 "dtype": StringAttr(dtype),
-                "shape": _strs(shape),
+                "shape": str_array(shape),
                 "role": StringAttr(role),
             }
         )
@@ -206,7 +206,7 @@ class ReadOp(IRDLOperation):
 
     def __init__(self, tensor: str, indices: list[str], result_type: Attribute):
         super().__init__(
-            properties={"tensor": StringAttr(tensor), "indices": _strs(indices)},
+            properties={"tensor": StringAttr(tensor), "indices": str_array(indices)},
             result_types=[result_type],
         )
 
@@ -240,7 +240,7 @@ class StmtOp(IRDLOperation):
         super().__init__(
             properties={
                 "target": StringAttr(target),
-                "indices": _strs(indices),
+                "indices": str_array(indices),
                 "kind": StringAttr(kind),
             },
             regions=[body],
@@ -282,7 +282,7 @@ class NamedOp(IRDLOperation):
             properties={
                 "target": StringAttr(target),
                 "op_name": StringAttr(op_name),
-                "args": _strs(operands),
+                "args": str_array(operands),
                 "params": DictionaryAttr(params),
             }
         )
@@ -331,7 +331,7 @@ class LayoutOp(IRDLOperation):
         if kind is not None:
             props["kind"] = StringAttr(kind)
         if order is not None:
-            props["order"] = _ints(order)
+            props["order"] = int_array(order)
         if align is not None:
             props["align"] = IntegerAttr(align, i64)
         super().__init__(properties=props)
@@ -374,128 +374,21 @@ class ScheduleOp(IRDLOperation):
         super().__init__(properties={"stage": StringAttr(stage)}, regions=[Region(Block(directives))])
 
 
-def _in_schedule():
+def in_schedule():
     return (HasParent(ScheduleOp),)
 
 
-@irdl_op_definition
-class SplitOp(IRDLOperation):
-    """`split k by 128 -> ko, ki`."""
-
-    name = "design.split"
-    loop = prop_def(StringAttr)
-    factor = prop_def(IntegerAttr[I64])
-    outer = prop_def(StringAttr)
-    inner = prop_def(StringAttr)
-    traits = lazy_traits_def(_in_schedule)
-    assembly_format = "$loop `by` $factor `->` $outer `,` $inner attr-dict"
-
-    def __init__(self, loop: str, factor: int, outer: str, inner: str):
-        super().__init__(
-            properties={
-                "loop": StringAttr(loop),
-                "factor": IntegerAttr(factor, i64),
-                "outer": StringAttr(outer),
-                "inner": StringAttr(inner),
-            }
-        )
-
-    def verify_(self) -> None:
-        _check_positive("split factor", self.factor.value.data)
 
 
-@irdl_op_definition
-class TileOp(IRDLOperation):
-    """`tile i, j by 64, 256 -> io, jo, ii, ji` (outer loops, then inner)."""
-
-    name = "design.tile"
-    loops = prop_def(ArrayAttr[StringAttr])
-    factors = prop_def(DenseArrayBase.constr(i64))
-    outer = prop_def(ArrayAttr[StringAttr])
-    inner = prop_def(ArrayAttr[StringAttr])
-    traits = lazy_traits_def(_in_schedule)
-    assembly_format = "$loops `by` $factors `->` $outer $inner attr-dict"
-
-    def __init__(self, loops: list[str], factors: list[int], outer: list[str], inner: list[str]):
-        super().__init__(
-            properties={
-                "loops": _strs(loops),
-                "factors": _ints(factors),
-                "outer": _strs(outer),
-                "inner": _strs(inner),
-            }
-        )
-
-    def verify_(self) -> None:
-        n = len(self.loops.data)
-        factors = int_list(self.factors)
-        if not (len(factors) == len(self.outer.data) == len(self.inner.data) == n):
-            raise VerifyException(
-                f"tile of {n} loops needs {n} factors and {n} outer and {n} inner names, got "
-                f"{len(factors)}, {len(self.outer.data)} and {len(self.inner.data)}"
-            )
-        for f in factors:
-            _check_positive("tile factor", f)
 
 
-@irdl_op_definition
-class ReorderOp(IRDLOperation):
-    """`reorder io, jo, ko, ii, ki, ji` (outermost first)."""
 
-    name = "design.reorder"
-    loops = prop_def(ArrayAttr[StringAttr])
-    traits = lazy_traits_def(_in_schedule)
-    assembly_format = "$loops attr-dict"
-
-    def __init__(self, loops: list[str]):
-        super().__init__(properties={"loops": _strs(loops)})
-
-    def verify_(self) -> None:
-        names = str_list(self.loops)
-        if len(set(names)) != len(names):
-            raise VerifyException(f"reorder names a loop twice: {', '.join(names)}")
-
-
-@irdl_op_definition
-class ParallelOp(IRDLOperation):
-    """`parallel io`: run the iterations of a loop on all cores."""
-
-    name = "design.parallel"
-    loop = prop_def(StringAttr)
-    traits = lazy_traits_def(_in_schedule)
-    assembly_format = "$loop attr-dict"
-
-    def __init__(self, loop: str):
-        super().__init__(properties={"loop": StringAttr(loop)})
-
-
-@irdl_op_definition
-class VectorizeOp(IRDLOperation):
-    """`vectorize ji by 16`: SIMD over the innermost loop, `width` lanes."""
-
-    name = "design.vectorize"
-    loop = prop_def(StringAttr)
-    width = opt_prop_def(IntegerAttr[I64])
-    traits = lazy_traits_def(_in_schedule)
-    assembly_format = "$loop (`by` $width^)? attr-dict"
-
-    def __init__(self, loop: str, width: int | None):
-        props: dict[str, Attribute] = {"loop": StringAttr(loop)}
-        if width is not None:
-            props["width"] = IntegerAttr(width, i64)
-        super().__init__(properties=props)
-
-    def verify_(self) -> None:
-        if self.width is not None:
-            _check_positive("vector width", self.width.value.data)
-
-
-class _LoopFactorDirective(IRDLOperation):
+class LoopFactorDirective(IRDLOperation):
     """A directive of the form `KEYWORD loop by factor` with a positive factor."""
 
     loop = prop_def(StringAttr)
     factor = prop_def(IntegerAttr[I64])
-    traits = lazy_traits_def(_in_schedule)
+    traits = lazy_traits_def(in_schedule)
     assembly_format = "$loop `by` $factor attr-dict"
     WHAT: ClassVar[str] = "factor"
 
@@ -503,63 +396,12 @@ class _LoopFactorDirective(IRDLOperation):
         super().__init__(properties={"loop": StringAttr(loop), "factor": IntegerAttr(factor, i64)})
 
     def verify_(self) -> None:
-        _check_positive(self.WHAT, self.factor.value.data)
+        check_positive(self.WHAT, self.factor.value.data)
 
 
-@irdl_op_definition
-class UnrollOp(_LoopFactorDirective):
-    """`unroll ii by 4`."""
-
-    name = "design.unroll"
-    WHAT: ClassVar[str] = "unroll factor"
 
 
-@irdl_op_definition
-class UnrollJamOp(_LoopFactorDirective):
-    """`unroll_jam ii by 4`: register blocking of an outer loop into the loops inside it."""
 
-    name = "design.unroll_jam"
-    WHAT: ClassVar[str] = "unroll_jam factor"
-
-
-@irdl_op_definition
-class PackOp(IRDLOperation):
-    """`pack B at ko`: copy the tile of B read inside loop ko into a contiguous buffer."""
-
-    name = "design.pack"
-    tensor = prop_def(StringAttr)
-    loop = prop_def(StringAttr)
-    traits = lazy_traits_def(_in_schedule)
-    assembly_format = "$tensor `at` $loop attr-dict"
-
-    def __init__(self, tensor: str, loop: str):
-        super().__init__(properties={"tensor": StringAttr(tensor), "loop": StringAttr(loop)})
-
-
-@irdl_op_definition
-class ComputeAtOp(IRDLOperation):
-    """`compute_at out.xo`: compute this stage inside a loop of a consumer."""
-
-    name = "design.compute_at"
-    stage = prop_def(StringAttr)
-    loop = prop_def(StringAttr)
-    traits = lazy_traits_def(_in_schedule)
-    assembly_format = "$stage `,` $loop attr-dict"
-
-    def __init__(self, stage: str, loop: str):
-        super().__init__(properties={"stage": StringAttr(stage), "loop": StringAttr(loop)})
-
-
-@irdl_op_definition
-class ComputeRootOp(IRDLOperation):
-    """`compute_root`: compute this stage in full before its consumers."""
-
-    name = "design.compute_root"
-    traits = lazy_traits_def(_in_schedule)
-    assembly_format = "attr-dict"
-
-    def __init__(self):
-        super().__init__()
 
 
 # --- hardware ----------------------------------------------------------------
@@ -660,7 +502,7 @@ class AssumeDivisibleOp(IRDLOperation):
         super().__init__(properties={"size": StringAttr(size), "divisor": IntegerAttr(divisor, i64)})
 
     def verify_(self) -> None:
-        _check_positive("divisor", self.divisor.value.data)
+        check_positive("divisor", self.divisor.value.data)
 
 
 @irdl_op_definition
@@ -690,7 +532,7 @@ class AssumeNoAliasOp(IRDLOperation):
     assembly_format = "$tensors attr-dict"
 
     def __init__(self, tensors: list[str]):
-        super().__init__(properties={"tensors": _strs(tensors)})
+        super().__init__(properties={"tensors": str_array(tensors)})
 
     def verify_(self) -> None:
         if len(self.tensors.data) < 2:
@@ -724,18 +566,6 @@ class MetricOp(IRDLOperation):
             raise VerifyException(f"metric must be one of {', '.join(METRICS)}, got '{self.metric.data}'")
 
 
-DIRECTIVE_OPS = (
-    SplitOp,
-    TileOp,
-    ReorderOp,
-    ParallelOp,
-    VectorizeOp,
-    UnrollOp,
-    UnrollJamOp,
-    PackOp,
-    ComputeAtOp,
-    ComputeRootOp,
-)
 ASSUME_OPS = (AssumeDivisibleOp, AssumeAlignedOp, AssumeNoAliasOp, AssumeRelaxedMathOp)
 
 Design = Dialect(
@@ -751,7 +581,6 @@ Design = Dialect(
         NamedOp,
         LayoutOp,
         ScheduleOp,
-        *DIRECTIVE_OPS,
         HardwareRefOp,
         HardwareOp,
         HwLevelOp,
@@ -768,7 +597,8 @@ Design = Dialect(
 
 
 def design_dialect() -> Dialect:
-    """The design dialect with the op of every registered directive record, those defined outside
-    this module included (`irkit.directives`; contexts use this, `Design` is this module's ops)."""
-    extra = [r.op for r in registry.DIRECTIVE_RECORDS.values() if r.op not in DIRECTIVE_OPS]
-    return Dialect("design", [*Design.operations, *dict.fromkeys(extra)], [*Design.attributes])
+    """The design dialect with the op of every registered directive record: each directive's op is
+    defined beside its record (`irkit.directives`, which `irkit.context` imports first); contexts use
+    this, `Design` holds the document's other ops."""
+    ops = dict.fromkeys(r.op for r in registry.DIRECTIVE_RECORDS.values())
+    return Dialect("design", [*Design.operations, *ops], [*Design.attributes])

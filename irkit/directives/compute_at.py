@@ -8,20 +8,37 @@ ran), so the checker decides it after every schedule is replayed
 
 from __future__ import annotations
 
+from xdsl.dialects.builtin import StringAttr
+from xdsl.irdl import IRDLOperation, irdl_op_definition, lazy_traits_def, prop_def
+
 from irkit.dialects import design as d
 from irkit.directives.record import PLACE, Directive, Entry, Space, register
 
 
-def build(b, ch) -> d.ComputeAtOp:
-    return d.ComputeAtOp(str(ch[0]), str(ch[1]))
+@irdl_op_definition
+class ComputeAtOp(IRDLOperation):
+    """`compute_at out.xo`: compute this stage inside a loop of a consumer."""
+
+    name = "design.compute_at"
+    stage = prop_def(StringAttr)
+    loop = prop_def(StringAttr)
+    traits = lazy_traits_def(d.in_schedule)
+    assembly_format = "$stage `,` $loop attr-dict"
+
+    def __init__(self, stage: str, loop: str):
+        super().__init__(properties={"stage": StringAttr(stage), "loop": StringAttr(loop)})
+
+
+def build(b, ch) -> ComputeAtOp:
+    return ComputeAtOp(str(ch[0]), str(ch[1]))
 
 
 def text(e: Entry) -> str:
     return f"compute_at {e['stage']}.{e['loop']}"
 
 
-def from_entry(e: Entry) -> d.ComputeAtOp:
-    return d.ComputeAtOp(e["stage"], e["loop"])
+def from_entry(e: Entry) -> ComputeAtOp:
+    return ComputeAtOp(e["stage"], e["loop"])
 
 
 def replay(nest, e: Entry, at: object) -> None:
@@ -38,7 +55,7 @@ def space(s: Space) -> list[Entry]:
 RECORD = register(
     Directive(
         kind="compute_at",
-        op=d.ComputeAtOp,
+        op=ComputeAtOp,
         summary="compute a temporary stage inside a loop of its consumer",
         build=build,
         text=text,

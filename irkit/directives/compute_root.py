@@ -2,20 +2,34 @@
 
 from __future__ import annotations
 
+from xdsl.irdl import IRDLOperation, irdl_op_definition, lazy_traits_def
+
 from irkit.dialects import design as d
 from irkit.directives.record import PLACE, Directive, Entry, Space, register
 
 
-def build(b, ch) -> d.ComputeRootOp:
-    return d.ComputeRootOp()
+@irdl_op_definition
+class ComputeRootOp(IRDLOperation):
+    """`compute_root`: compute this stage in full before its consumers."""
+
+    name = "design.compute_root"
+    traits = lazy_traits_def(d.in_schedule)
+    assembly_format = "attr-dict"
+
+    def __init__(self):
+        super().__init__()
+
+
+def build(b, ch) -> ComputeRootOp:
+    return ComputeRootOp()
 
 
 def text(e: Entry) -> str:
     return "compute_root"
 
 
-def from_entry(e: Entry) -> d.ComputeRootOp:
-    return d.ComputeRootOp()
+def from_entry(e: Entry) -> ComputeRootOp:
+    return ComputeRootOp()
 
 
 def replay(nest, e: Entry, at: object) -> None:
@@ -29,7 +43,7 @@ def space(s: Space) -> list[Entry]:
 RECORD = register(
     Directive(
         kind="compute_root",
-        op=d.ComputeRootOp,
+        op=ComputeRootOp,
         summary="compute a temporary stage in full before its consumers",
         build=build,
         text=text,

@@ -2,20 +2,36 @@
 
 from __future__ import annotations
 
+from xdsl.dialects.builtin import StringAttr
+from xdsl.irdl import IRDLOperation, irdl_op_definition, lazy_traits_def, prop_def
+
 from irkit.dialects import design as d
 from irkit.directives.record import Directive, Entry, Space, register
 
 
-def build(b, ch) -> d.ParallelOp:
-    return d.ParallelOp(str(ch[0]))
+@irdl_op_definition
+class ParallelOp(IRDLOperation):
+    """`parallel io`: run the iterations of a loop on all cores."""
+
+    name = "design.parallel"
+    loop = prop_def(StringAttr)
+    traits = lazy_traits_def(d.in_schedule)
+    assembly_format = "$loop attr-dict"
+
+    def __init__(self, loop: str):
+        super().__init__(properties={"loop": StringAttr(loop)})
+
+
+def build(b, ch) -> ParallelOp:
+    return ParallelOp(str(ch[0]))
 
 
 def text(e: Entry) -> str:
     return f"parallel {e['loop']}"
 
 
-def from_entry(e: Entry) -> d.ParallelOp:
-    return d.ParallelOp(e["loop"])
+def from_entry(e: Entry) -> ParallelOp:
+    return ParallelOp(e["loop"])
 
 
 def replay(nest, e: Entry, at: object) -> None:
@@ -37,7 +53,7 @@ def space(s: Space) -> list[Entry]:
 RECORD = register(
     Directive(
         kind="parallel",
-        op=d.ParallelOp,
+        op=ParallelOp,
         summary="run the iterations of a loop on all cores",
         build=build,
         text=text,

@@ -4,22 +4,45 @@ from __future__ import annotations
 
 from itertools import islice, permutations
 
+from xdsl.dialects.builtin import ArrayAttr, StringAttr
+from xdsl.irdl import IRDLOperation, irdl_op_definition, lazy_traits_def, prop_def
+from xdsl.utils.exceptions import VerifyException
+
 from irkit.dialects import design as d
 from irkit.directives.record import Directive, Entry, Space, register
+
+
+@irdl_op_definition
+class ReorderOp(IRDLOperation):
+    """`reorder io, jo, ko, ii, ki, ji` (outermost first)."""
+
+    name = "design.reorder"
+    loops = prop_def(ArrayAttr[StringAttr])
+    traits = lazy_traits_def(d.in_schedule)
+    assembly_format = "$loops attr-dict"
+
+    def __init__(self, loops: list[str]):
+        super().__init__(properties={"loops": d.str_array(loops)})
+
+    def verify_(self) -> None:
+        names = d.str_list(self.loops)
+        if len(set(names)) != len(names):
+            raise VerifyException(f"reorder names a loop twice: {', '.join(names)}")
+
 
 MAX_CHOICES = 120  # permutations offered (all of them up to 5 loops)
 
 
-def build(b, ch) -> d.ReorderOp:
-    return d.ReorderOp([str(t) for t in ch[0].children])
+def build(b, ch) -> ReorderOp:
+    return ReorderOp([str(t) for t in ch[0].children])
 
 
 def text(e: Entry) -> str:
     return f"reorder {', '.join(e['loops'])}"
 
 
-def from_entry(e: Entry) -> d.ReorderOp:
-    return d.ReorderOp(list(e["loops"]))
+def from_entry(e: Entry) -> ReorderOp:
+    return ReorderOp(list(e["loops"]))
 
 
 def replay(nest, e: Entry, at: object) -> None:
@@ -41,7 +64,7 @@ def space(s: Space) -> list[Entry]:
 RECORD = register(
     Directive(
         kind="reorder",
-        op=d.ReorderOp,
+        op=ReorderOp,
         summary="permute the loops of a stage",
         build=build,
         text=text,

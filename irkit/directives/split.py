@@ -2,23 +2,53 @@
 
 from __future__ import annotations
 
+from xdsl.dialects.builtin import I64, IntegerAttr, StringAttr, i64
+from xdsl.irdl import IRDLOperation, irdl_op_definition, lazy_traits_def, prop_def
+
 from irkit.dialects import design as d
 from irkit.directives.record import Directive, Entry, Space, powers_of_two, register
+
+
+@irdl_op_definition
+class SplitOp(IRDLOperation):
+    """`split k by 128 -> ko, ki`."""
+
+    name = "design.split"
+    loop = prop_def(StringAttr)
+    factor = prop_def(IntegerAttr[I64])
+    outer = prop_def(StringAttr)
+    inner = prop_def(StringAttr)
+    traits = lazy_traits_def(d.in_schedule)
+    assembly_format = "$loop `by` $factor `->` $outer `,` $inner attr-dict"
+
+    def __init__(self, loop: str, factor: int, outer: str, inner: str):
+        super().__init__(
+            properties={
+                "loop": StringAttr(loop),
+                "factor": IntegerAttr(factor, i64),
+                "outer": StringAttr(outer),
+                "inner": StringAttr(inner),
+            }
+        )
+
+    def verify_(self) -> None:
+        d.check_positive("split factor", self.factor.value.data)
+
 
 MAX_CHOICES = 12  # factors offered per loop
 
 
-def build(b, ch) -> d.SplitOp:
+def build(b, ch) -> SplitOp:
     loop, factor, outer, inner = ch
-    return d.SplitOp(str(loop), b.int_(factor), str(outer or f"{loop}o"), str(inner or f"{loop}i"))
+    return SplitOp(str(loop), b.int_(factor), str(outer or f"{loop}o"), str(inner or f"{loop}i"))
 
 
 def text(e: Entry) -> str:
     return f"split {e['loop']} by {e['factor']} -> {e['outer']}, {e['inner']}"
 
 
-def from_entry(e: Entry) -> d.SplitOp:
-    return d.SplitOp(e["loop"], e["factor"], e["outer"], e["inner"])
+def from_entry(e: Entry) -> SplitOp:
+    return SplitOp(e["loop"], e["factor"], e["outer"], e["inner"])
 
 
 def replay(nest, e: Entry, at: object) -> None:
@@ -50,7 +80,7 @@ def space(s: Space) -> list[Entry]:
 RECORD = register(
     Directive(
         kind="split",
-        op=d.SplitOp,
+        op=SplitOp,
         summary="split a loop into an outer loop of step F and an inner loop",
         build=build,
         text=text,

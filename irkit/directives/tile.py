@@ -4,13 +4,52 @@ from __future__ import annotations
 
 from itertools import product
 
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, StringAttr, i64
+from xdsl.irdl import IRDLOperation, irdl_op_definition, lazy_traits_def, prop_def
+from xdsl.utils.exceptions import VerifyException
+
 from irkit.dialects import design as d
 from irkit.directives.record import Directive, Entry, Space, powers_of_two, register
+
+
+@irdl_op_definition
+class TileOp(IRDLOperation):
+    """`tile i, j by 64, 256 -> io, jo, ii, ji` (outer loops, then inner)."""
+
+    name = "design.tile"
+    loops = prop_def(ArrayAttr[StringAttr])
+    factors = prop_def(DenseArrayBase.constr(i64))
+    outer = prop_def(ArrayAttr[StringAttr])
+    inner = prop_def(ArrayAttr[StringAttr])
+    traits = lazy_traits_def(d.in_schedule)
+    assembly_format = "$loops `by` $factors `->` $outer $inner attr-dict"
+
+    def __init__(self, loops: list[str], factors: list[int], outer: list[str], inner: list[str]):
+        super().__init__(
+            properties={
+                "loops": d.str_array(loops),
+                "factors": d.int_array(factors),
+                "outer": d.str_array(outer),
+                "inner": d.str_array(inner),
+            }
+        )
+
+    def verify_(self) -> None:
+        n = len(self.loops.data)
+        factors = d.int_list(self.factors)
+        if not (len(factors) == len(self.outer.data) == len(self.inner.data) == n):
+            raise VerifyException(
+                f"tile of {n} loops needs {n} factors and {n} outer and {n} inner names, got "
+                f"{len(factors)}, {len(self.outer.data)} and {len(self.inner.data)}"
+            )
+        for f in factors:
+            d.check_positive("tile factor", f)
+
 
 FACTORS = (8, 512)  # powers of two offered, when smaller than the loop
 
 
-def build(b, ch) -> d.TileOp:
+def build(b, ch) -> TileOp:
     loops = [str(t) for t in ch[0].children]
     factors = [b.int_(t) for t in ch[1].children]
     if ch[2] is None:
@@ -25,7 +64,7 @@ def build(b, ch) -> d.TileOp:
             )
         half = len(names) // 2
         outer, inner = names[:half], names[half:]
-    return d.TileOp(loops, factors, outer, inner)
+    return TileOp(loops, factors, outer, inner)
 
 
 def text(e: Entry) -> str:
@@ -33,8 +72,8 @@ def text(e: Entry) -> str:
     return f"tile {', '.join(e['loops'])} by {factors} -> {', '.join(e['outer'] + e['inner'])}"
 
 
-def from_entry(e: Entry) -> d.TileOp:
-    return d.TileOp(list(e["loops"]), list(e["factors"]), list(e["outer"]), list(e["inner"]))
+def from_entry(e: Entry) -> TileOp:
+    return TileOp(list(e["loops"]), list(e["factors"]), list(e["outer"]), list(e["inner"]))
 
 
 def replay(nest, e: Entry, at: object) -> None:
@@ -77,7 +116,7 @@ def space(s: Space) -> list[Entry]:
 RECORD = register(
     Directive(
         kind="tile",
-        op=d.TileOp,
+        op=TileOp,
         summary="split several loops at once and put their outer loops outside the inner ones",
         build=build,
         text=text,

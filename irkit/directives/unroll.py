@@ -2,22 +2,35 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
+from xdsl.irdl import irdl_op_definition
+
 from irkit.dialects import design as d
 from irkit.directives.record import Directive, Entry, Space, register
+
+
+@irdl_op_definition
+class UnrollOp(d.LoopFactorDirective):
+    """`unroll ii by 4`."""
+
+    name = "design.unroll"
+    WHAT: ClassVar[str] = "unroll factor"
+
 
 FACTORS = (2, 4, 8)
 
 
-def build(b, ch) -> d.UnrollOp:
-    return d.UnrollOp(str(ch[0]), b.int_(ch[1]))
+def build(b, ch) -> UnrollOp:
+    return UnrollOp(str(ch[0]), b.int_(ch[1]))
 
 
 def text(e: Entry) -> str:
     return f"unroll {e['loop']} by {e['factor']}"
 
 
-def from_entry(e: Entry) -> d.UnrollOp:
-    return d.UnrollOp(e["loop"], e["factor"])
+def from_entry(e: Entry) -> UnrollOp:
+    return UnrollOp(e["loop"], e["factor"])
 
 
 def replay(nest, e: Entry, at: object) -> None:
@@ -38,7 +51,7 @@ def space(s: Space) -> list[Entry]:
 RECORD = register(
     Directive(
         kind="unroll",
-        op=d.UnrollOp,
+        op=UnrollOp,
         summary="repeat a loop's body F times per iteration",
         build=build,
         text=text,

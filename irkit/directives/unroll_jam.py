@@ -2,20 +2,32 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
+from xdsl.irdl import irdl_op_definition
+
 from irkit.dialects import design as d
 from irkit.directives.record import Directive, Entry, Space, register
 
 
-def build(b, ch) -> d.UnrollJamOp:
-    return d.UnrollJamOp(str(ch[0]), b.int_(ch[1]))
+@irdl_op_definition
+class UnrollJamOp(d.LoopFactorDirective):
+    """`unroll_jam ii by 4`: register blocking of an outer loop into the loops inside it."""
+
+    name = "design.unroll_jam"
+    WHAT: ClassVar[str] = "unroll_jam factor"
+
+
+def build(b, ch) -> UnrollJamOp:
+    return UnrollJamOp(str(ch[0]), b.int_(ch[1]))
 
 
 def text(e: Entry) -> str:
     return f"unroll_jam {e['loop']} by {e['factor']}"
 
 
-def from_entry(e: Entry) -> d.UnrollJamOp:
-    return d.UnrollJamOp(e["loop"], e["factor"])
+def from_entry(e: Entry) -> UnrollJamOp:
+    return UnrollJamOp(e["loop"], e["factor"])
 
 
 def replay(nest, e: Entry, at: object) -> None:
@@ -44,7 +56,7 @@ def space(s: Space) -> list[Entry]:
 RECORD = register(
     Directive(
         kind="unroll_jam",
-        op=d.UnrollJamOp,
+        op=UnrollJamOp,
         summary="unroll an outer loop and jam the copies into the loops inside it",
         build=build,
         text=text,

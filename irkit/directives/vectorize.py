@@ -2,12 +2,37 @@
 
 from __future__ import annotations
 
+from xdsl.dialects.builtin import I64, IntegerAttr, StringAttr, i64
+from xdsl.ir import Attribute
+from xdsl.irdl import IRDLOperation, irdl_op_definition, lazy_traits_def, opt_prop_def, prop_def
+
 from irkit.dialects import design as d
 from irkit.directives.record import Directive, Entry, Space, register
 
 
-def build(b, ch) -> d.VectorizeOp:
-    return d.VectorizeOp(str(ch[0]), None if ch[1] is None else b.int_(ch[1]))
+@irdl_op_definition
+class VectorizeOp(IRDLOperation):
+    """`vectorize ji by 16`: SIMD over the innermost loop, `width` lanes."""
+
+    name = "design.vectorize"
+    loop = prop_def(StringAttr)
+    width = opt_prop_def(IntegerAttr[I64])
+    traits = lazy_traits_def(d.in_schedule)
+    assembly_format = "$loop (`by` $width^)? attr-dict"
+
+    def __init__(self, loop: str, width: int | None):
+        props: dict[str, Attribute] = {"loop": StringAttr(loop)}
+        if width is not None:
+            props["width"] = IntegerAttr(width, i64)
+        super().__init__(properties=props)
+
+    def verify_(self) -> None:
+        if self.width is not None:
+            d.check_positive("vector width", self.width.value.data)
+
+
+def build(b, ch) -> VectorizeOp:
+    return VectorizeOp(str(ch[0]), None if ch[1] is None else b.int_(ch[1]))
 
 
 def text(e: Entry) -> str:
@@ -15,8 +40,8 @@ def text(e: Entry) -> str:
     return f"vectorize {e['loop']}{width}"
 
 
-def from_entry(e: Entry) -> d.VectorizeOp:
-    return d.VectorizeOp(e["loop"], e.get("width"))
+def from_entry(e: Entry) -> VectorizeOp:
+    return VectorizeOp(e["loop"], e.get("width"))
 
 
 def replay(nest, e: Entry, at: object) -> None:
@@ -41,7 +66,7 @@ def space(s: Space) -> list[Entry]:
 RECORD = register(
     Directive(
         kind="vectorize",
-        op=d.VectorizeOp,
+        op=VectorizeOp,
         summary="compute the innermost loop with SIMD instructions",
         build=build,
         text=text,

@@ -30,6 +30,7 @@ from xdsl.ir import Operation
 
 from irkit.diagnostics import Diagnostic, DiagnosticError
 from irkit.dialects import design as d
+from irkit.directives import ComputeAtOp, ComputeRootOp, ReorderOp
 from irkit.frontend.comments import Comment, DocumentComments, read_comments
 
 
@@ -130,7 +131,7 @@ def _directive_identity(op: Operation) -> tuple:
     A schedule has one `reorder` and one `compute_at`/`compute_root`, so
     their kind is enough.
     """
-    if isinstance(op, (d.ReorderOp, d.ComputeAtOp, d.ComputeRootOp)):
+    if isinstance(op, (ReorderOp, ComputeAtOp, ComputeRootOp)):
         return (op.name,)
     for attr in ("loops", "tensor", "loop"):
         value = getattr(op, attr, None)

@@ -7,6 +7,7 @@ document uses (`irkit.frontend.document`).
 
 import pytest
 
+import irkit.directives as dv
 from irkit.backends.design_text import print_design
 from irkit.dialects import design as d
 from irkit.frontend.comments import scan_comments
@@ -211,9 +212,9 @@ def new_schedule(stage: str = "C") -> d.ScheduleOp:
     return d.ScheduleOp(
         stage,
         [
-            d.TileOp(["i", "j"], [4, 8], ["io", "jo"], ["ii", "ji"]),
-            d.VectorizeOp("ji", 16),
-            d.ParallelOp("jo"),
+            dv.TileOp(["i", "j"], [4, 8], ["io", "jo"], ["ii", "ji"]),
+            dv.VectorizeOp("ji", 16),
+            dv.ParallelOp("jo"),
         ],
     )
 
@@ -243,7 +244,7 @@ design t {
 
 def test_a_directive_on_the_same_loop_keeps_its_comment():
     doc = parse_document(SCHEDULED, "t.design")
-    schedule = d.ScheduleOp("C", [d.ParallelOp("io"), d.VectorizeOp("ji", 4)])
+    schedule = d.ScheduleOp("C", [dv.ParallelOp("io"), dv.VectorizeOp("ji", 4)])
     dropped = replace_schedule(doc, schedule)
     assert "    parallel io        # one row of tiles a core\n    vectorize ji by 4  # AVX2\n    # end\n" in doc.format()
     assert [c.text for c in dropped] == ["# L1 tiles", "# gone in the new one"]

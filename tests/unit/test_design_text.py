@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+import irkit.directives as dv
 from irkit.backends.design_text import DesignPrintError, format_number, print_design
 from irkit.dialects import design as d
 from irkit.frontend import build_design, parse_design
@@ -319,4 +320,4 @@ def test_foreign_ops_are_refused():
     with pytest.raises(DesignPrintError):
         print_design(ModuleOp([d.MetricOp("latency")]))
     with pytest.raises(DesignPrintError):
-        print_design(d.DesignOp("t", [d.ComputeRootOp()]))
+        print_design(d.DesignOp("t", [dv.ComputeRootOp()]))

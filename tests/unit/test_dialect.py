@@ -4,6 +4,7 @@ import pytest
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import VerifyException
 
+import irkit.directives as dv
 from irkit.context import make_context
 from irkit.dialects import design as d
 
@@ -15,11 +16,11 @@ def verify_one(op):
 @pytest.mark.parametrize(
     ("op", "message"),
     [
-        (d.SplitOp("k", 0, "ko", "ki"), "split factor must be positive"),
-        (d.UnrollOp("i", -1), "unroll factor must be positive"),
-        (d.VectorizeOp("x", 0), "vector width must be positive"),
-        (d.TileOp(["i", "j"], [4], ["io", "jo"], ["ii", "ji"]), "needs 2 factors"),
-        (d.ReorderOp(["i", "i"]), "names a loop twice"),
+        (dv.SplitOp("k", 0, "ko", "ki"), "split factor must be positive"),
+        (dv.UnrollOp("i", -1), "unroll factor must be positive"),
+        (dv.VectorizeOp("x", 0), "vector width must be positive"),
+        (dv.TileOp(["i", "j"], [4], ["io", "jo"], ["ii", "ji"]), "needs 2 factors"),
+        (dv.ReorderOp(["i", "i"]), "names a loop twice"),
     ],
 )
 def test_directive_verifiers(op, message):
@@ -49,7 +50,7 @@ def test_named_op_verifier_uses_the_registry():
 
 def test_directive_must_live_in_a_schedule():
     with pytest.raises(VerifyException, match="expects parent op 'design.schedule'"):
-        d.DesignOp("x", [d.ParallelOp("i")]).verify()
+        d.DesignOp("x", [dv.ParallelOp("i")]).verify()
 
 
 def test_custom_syntax_round_trips():

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import irkit.directives as dv
 from irkit.checks.design import DesignChecker
 from irkit.checks.schedule import replay
 from irkit.diagnostics import DiagnosticError
@@ -93,7 +94,7 @@ def test_the_checker_and_the_comparison_replay_alike(path):
 
 
 def test_a_checking_replay_reports_and_a_quiet_one_does_not():
-    split = d.SplitOp("q", 4, "qo", "qi")
+    split = dv.SplitOp("q", 4, "qo", "qi")
     loud, quiet = Nest("C", ["i", "j"]), Nest("C", ["i", "j"], quiet=True)
     replay(loud, split)
     record_of("split").replay(quiet, entry_of(split), None)
@@ -113,7 +114,7 @@ def test_every_choice_of_every_space_replays_without_a_complaint(name):
         assert {"split", "tile", "parallel"} <= kinds, space.stage
         for entry in found:
             nest = Nest(space.stage, space.loops, space.reductions, space.reads)
-            record_of(entry["kind"]).replay(nest, entry, d.ParallelOp("unused"))  # an op to locate at
+            record_of(entry["kind"]).replay(nest, entry, dv.ParallelOp("unused"))  # an op to locate at
             assert nest.diags == [], (entry, [x.message for x in nest.diags])
 
 

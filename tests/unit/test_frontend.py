@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 from xdsl.dialects.builtin import FileLineColLoc
 
+import irkit.directives as dv
 from irkit.diagnostics import DiagnosticError
 from irkit.dialects import design as d
 from irkit.frontend import build_design, parse_design
@@ -89,9 +90,9 @@ def test_missing_brace_is_recovered_and_semantics_still_checked():
 def test_tile_default_names_and_split_defaults():
     doc = GEMM.replace("split k by 4 -> ko, ki; parallel i", "tile i, j by 8, 8; split k by 4; parallel io")
     module = parse_design(doc, "g.design")
-    (tile,) = ops_of(module, d.TileOp)
+    (tile,) = ops_of(module, dv.TileOp)
     assert d.str_list(tile.outer) == ["io", "jo"] and d.str_list(tile.inner) == ["ii", "ji"]
-    (split,) = ops_of(module, d.SplitOp)
+    (split,) = ops_of(module, dv.SplitOp)
     assert (split.outer.data, split.inner.data) == ("ko", "ki")
 
 

@@ -12,6 +12,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import VerifyException
 
+import irkit.directives as dv
 from irkit.checks.schedule import replay
 from irkit.context import make_context
 from irkit.diagnostics import DiagnosticError
@@ -141,11 +142,11 @@ def replayed(path: Path) -> dict[str, tuple[list[str], dict[str, str]]]:
         for directive in op.body.block.ops:
             replay(nest, directive)
             where = f"{path}:{directive.location.line.data}:{directive.location.column.data}"
-            if isinstance(directive, d.SplitOp):
+            if isinstance(directive, dv.SplitOp):
                 origins.update({directive.outer.data: where, directive.inner.data: where})
-            elif isinstance(directive, d.TileOp):
+            elif isinstance(directive, dv.TileOp):
                 origins.update({n: where for n in d.str_list(directive.outer) + d.str_list(directive.inner)})
-            elif isinstance(directive, d.ParallelOp | d.VectorizeOp | d.UnrollOp):
+            elif isinstance(directive, dv.ParallelOp | dv.VectorizeOp | dv.UnrollOp):
                 origins[directive.loop.data] = where
         out[op.stage.data] = (nest.names, origins)
     return out
