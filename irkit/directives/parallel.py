@@ -50,6 +50,11 @@ def space(s: Space) -> list[Entry]:
     return [{"kind": "parallel", "loop": loop} for loop in s.loops if loop not in s.reductions]
 
 
+def from_loop(facts) -> Entry | None:
+    """A loop marked parallel is `parallel LOOP` (raising)."""
+    return {"kind": "parallel", "loop": facts.name} if facts.parallel else None
+
+
 RECORD = register(
     Directive(
         kind="parallel",
@@ -62,5 +67,6 @@ RECORD = register(
         space=space,
         transform="irkit.passes.schedule.parallel",
         pass_class="ScheduleParallelPass",
+        from_loop=from_loop,
     )
 )

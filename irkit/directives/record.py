@@ -18,7 +18,14 @@ for one kind (`split`, `tile`, ...):
 - `transform` and `pass_class`: the module applying it to loop IR (imported
   on first use) and the class of its stand-alone pass `schedule-<kind>`;
 - `phase`: `SHAPE` directives run first, stage by stage; `PLACE` ones
-  (compute_at, compute_root) afterwards (see `irkit.passes.apply_schedule`).
+  (compute_at, compute_root) afterwards (see `irkit.passes.apply_schedule`);
+- `from_loop(facts)`: how raising reads the directive back from one loop's
+  facts (`irkit.raising.loop_reader.LoopFacts`: its name and `parallel`,
+  `vector`, `unroll` marks), as an entry or None.  Directives that shape the
+  nest instead (split, tile, reorder, compute_at) are read from the nest's
+  structure by `irkit.raising.schedule_of`, pack and unroll_jam by undoing
+  their copies and blocks (`raising/unpack.py`, `raising/unjam.py`); their
+  `from_loop` is None.
 
 An *entry* is a directive as a dictionary of Python values: `kind`, the
 op's properties (`loop`, `factor`, `outer`, ...: strings, ints, lists) and,
@@ -94,6 +101,7 @@ class Directive:
     transform: str
     pass_class: str
     phase: str = SHAPE
+    from_loop: Callable[[Any], Entry | None] | None = None
 
     @property
     def pass_name(self) -> str:

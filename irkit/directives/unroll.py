@@ -48,6 +48,11 @@ def space(s: Space) -> list[Entry]:
     ]
 
 
+def from_loop(facts) -> Entry | None:
+    """A loop marked `unroll = U` is `unroll LOOP by U` (raising)."""
+    return {"kind": "unroll", "loop": facts.name, "factor": facts.unroll} if facts.unroll else None
+
+
 RECORD = register(
     Directive(
         kind="unroll",
@@ -60,5 +65,6 @@ RECORD = register(
         space=space,
         transform="irkit.passes.schedule.unroll",
         pass_class="ScheduleUnrollPass",
+        from_loop=from_loop,
     )
 )

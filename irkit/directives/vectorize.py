@@ -63,6 +63,11 @@ def space(s: Space) -> list[Entry]:
     return [{"kind": "vectorize", "loop": loop, "width": w} for w in widths]
 
 
+def from_loop(facts) -> Entry | None:
+    """A loop marked `vector = W` is `vectorize LOOP by W` (raising)."""
+    return {"kind": "vectorize", "loop": facts.name, "width": facts.vector} if facts.vector else None
+
+
 RECORD = register(
     Directive(
         kind="vectorize",
@@ -75,5 +80,6 @@ RECORD = register(
         space=space,
         transform="irkit.passes.schedule.vectorize",
         pass_class="ScheduleVectorizePass",
+        from_loop=from_loop,
     )
 )

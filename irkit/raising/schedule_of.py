@@ -4,8 +4,9 @@ The loops around a stage's last store say everything a schedule section
 says: a tile loop of step F above a point loop is `split d by F` (two such
 dimensions with both tiles above both points is `tile`), the nesting order
 is `reorder` (emitted only when it differs from the order the splits leave),
-the loop facts are `parallel`, `vectorize ... by W` and `unroll ... by U`,
-and loops of another stage around the store are `compute_at`.
+loops of another stage around the store are `compute_at`, and the loop
+marks (`parallel`, `vectorize ... by W`, `unroll ... by U`) are read back by
+their directive records' `from_loop`.
 
 Directives come out as plain dictionaries in the shape `lower-design` gives
 the tensorop `schedule` property (`kind`, `loop`, `factor`, ...), so the
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 
 from xdsl.ir import SSAValue
 
+from irkit.directives.record import RECORDS
 from irkit.raising.loop_reader import Dim, KernelReading, LoopFacts, Write
 
 
@@ -121,15 +123,13 @@ def schedule_of(write: Write, reading: KernelReading, order: list[int]) -> list[
     where = placement(write, reading)
     if where is not None:
         directives.append({"kind": "compute_at", "stage": where[0], "loop": where[1]})
-    for rl in loops:
-        if rl.facts.parallel:
-            directives.append({"kind": "parallel", "loop": rl.facts.name})
-    for rl in loops:
-        if rl.facts.unroll:
-            directives.append({"kind": "unroll", "loop": rl.facts.name, "factor": rl.facts.unroll})
-    for rl in loops:
-        if rl.facts.vector:
-            directives.append({"kind": "vectorize", "loop": rl.facts.name, "width": rl.facts.vector})
+    for record in RECORDS.values():  # the loop marks: each record reads its own back
+        if record.from_loop is None:
+            continue
+        for rl in loops:
+            entry = record.from_loop(rl.facts)
+            if entry is not None:
+                directives.append(entry)
     return directives
 
 

@@ -160,3 +160,23 @@ def test_the_checker_accepts_what_the_space_offers(choice):
     except DiagnosticError as err:
         assert entry["kind"] == "pack", (line, [x.message for x in err.diagnostics])
         assert all(x.line > 0 for x in err.diagnostics)
+
+
+def test_loop_marks_are_read_back_by_their_records():
+    """Raising reads `parallel`, `unroll` and `vectorize` from a loop's marks through the
+    records' `from_loop`; an unmarked loop gives no entry from any record."""
+    from types import SimpleNamespace
+
+    from irkit.directives.record import RECORDS
+
+    marked = SimpleNamespace(name="jo", parallel=True, unroll=4, vector=16)
+    plain = SimpleNamespace(name="k", parallel=False, unroll=None, vector=None)
+    readers = {kind: r.from_loop for kind, r in RECORDS.items() if r.from_loop is not None}
+    assert set(readers) >= {"parallel", "unroll", "vectorize"}
+    got = {kind: read(marked) for kind, read in readers.items()}
+    assert got["parallel"] == {"kind": "parallel", "loop": "jo"}
+    assert got["unroll"] == {"kind": "unroll", "loop": "jo", "factor": 4}
+    assert got["vectorize"] == {"kind": "vectorize", "loop": "jo", "width": 16}
+    assert all(read(plain) is None for read in readers.values())
+    for kind, entry in got.items():  # what is read back prints as the directive it is
+        assert RECORDS[kind].text(entry).startswith(kind)
