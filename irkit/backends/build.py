@@ -84,7 +84,11 @@ MAX_ERROR_CHARS = 4000
 _VERSIONS: dict[tuple[str, ...], str] = {}
 
 
-class CompileError(DiagnosticError):
+class BuildError(DiagnosticError):
+    """Building a kernel failed: no compiler, a compiler that cannot run, or one that refused the C."""
+
+
+class CompileError(BuildError):
     """The compiler refused generated C (its message is the diagnostic)."""
 
 
@@ -93,8 +97,8 @@ class GeneratedCodeError(CompileError):
     the document (the command-line tools exit 3 for it, with the generated file named)."""
 
 
-def _fail(message: str, file: str = "<cc>") -> DiagnosticError:
-    return DiagnosticError([Diagnostic("error", message, file)])
+def _fail(message: str, file: str = "<cc>") -> BuildError:
+    return BuildError([Diagnostic("error", message, file)])
 
 
 def find_compiler() -> list[str]:

@@ -112,7 +112,13 @@ def _guarded(job, progress: Progress) -> int:
 
 
 def _diagnostic_text(exc: DiagnosticError) -> str:
-    """A build failure as one error line, then the compiler's own output (if any), indented."""
+    """A build failure as one error line, then the compiler's own output (if any), indented.
+    Any other problem is its own located diagnostics, not called a build failure."""
+    from irkit.backends.build import BuildError
+    from irkit.diagnostics import SourceManager, render_text
+
+    if not isinstance(exc, BuildError):
+        return "".join(f"{PROG}: {render_text(d, SourceManager())}\n" for d in exc.diagnostics)
     errors = [d for d in exc.diagnostics if d.severity == "error"] or exc.diagnostics
     message = errors[0].message if errors else "unknown error"
     first, *rest = message.splitlines() or [""]

@@ -328,10 +328,11 @@ def test_progress_lines():
 
 
 def test_a_compiler_failure_is_one_line():
-    from irkit.diagnostics import Diagnostic, DiagnosticError
+    from irkit.backends.build import CompileError
+    from irkit.diagnostics import Diagnostic
     from irkit.tools.calibrate import _diagnostic_text
 
-    exc = DiagnosticError(
+    exc = CompileError(
         [
             Diagnostic(
                 "error",
@@ -343,6 +344,16 @@ def test_a_compiler_failure_is_one_line():
         "irkit calibrate: error: cannot build the microbenchmarks: the C compiler failed (exit 1) "
         "on the generated x.c (compiler /usr/bin/false)\n"
     )
+
+
+def test_a_problem_that_is_not_a_build_is_not_called_one():
+    from irkit.diagnostics import Diagnostic, DiagnosticError
+    from irkit.tools.calibrate import _diagnostic_text
+
+    exc = DiagnosticError([Diagnostic("error", "frequency 20.7 GHz is not a clock of this century", "host.hw", 3, 5)])
+    text = _diagnostic_text(exc)
+    assert "cannot build" not in text
+    assert text == "irkit calibrate: host.hw:3:5: error: frequency 20.7 GHz is not a clock of this century\n"
 
 
 @pytest.mark.parametrize(
