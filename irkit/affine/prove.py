@@ -10,7 +10,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
-from irkit.affine.linear import Div, Lin, NotAffine, _dedupe, div_lin, lower_terms, upper_terms
+from irkit.affine.bounds import _dedupe, lower_terms, upper_terms
+from irkit.affine.linear import Div, Lin, NotAffine, div_atom
 from irkit.dialects import loop as lp
 
 MAX_TERMS = 48  # bound terms kept while eliminating loops (more: the footprint is refused)
@@ -88,7 +89,7 @@ class Ranges:
     def _div(self, atom: Div, low: bool) -> list[Lin]:
         if atom.kind == "mod":
             return [Lin(const=0 if low else atom.by - 1)]
-        return [div_lin(atom.kind, p, atom.by) for p in self._extreme(atom.arg, low)]
+        return [div_atom(atom.kind, p, atom.by) for p in self._extreme(atom.arg, low)]
 
     @staticmethod
     def _limit(forms: list[Lin]) -> list[Lin]:

@@ -43,10 +43,6 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
 from xdsl.ir.affine import (
-    AffineBinaryOpExpr,
-    AffineBinaryOpKind,
-    AffineConstantExpr,
-    AffineDimExpr,
     AffineExpr,
     AffineMap,
 )
@@ -67,6 +63,8 @@ from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.traits import NoTerminator
 from xdsl.utils.exceptions import VerifyException
+
+from irkit.affine.linear import POSITIONS, no_div, rounded_div, try_lin_of
 
 # Properties of loop.for that print in its attribute dictionary.
 _FACTS = ("loop_name", "stage", "parallel", "vector", "unroll", "origin")
@@ -239,35 +237,10 @@ def store_depends_on(store: StoreOp, iv: SSAValue) -> bool:
 def linear_form(expr: AffineExpr, rounded: bool = False) -> tuple[dict[int, int], int] | None:
     """`expr` as (dimension -> coefficient, constant) if it is linear in dims, else None.
 
-    `rounded`: a linear stand-in for floor/ceil divisions and remainders by constants too (a
-    packed panel's `1530 * ((ii - io) floordiv 6)`): `e floordiv c` as e / c (coefficients
-    rounded, at least 1 where e's is not 0), `e mod c` as e -- an index that spans about what the
-    real one does (the cost model's boxes), not an exact form."""
-    if isinstance(expr, AffineConstantExpr):
-        return {}, expr.value
-    if isinstance(expr, AffineDimExpr):
-        return {expr.position: 1}, 0
-    if not isinstance(expr, AffineBinaryOpExpr):
-        return None
-    lhs, rhs = linear_form(expr.lhs, rounded), linear_form(expr.rhs, rounded)
-    if lhs is None or rhs is None:
-        return None
-    if expr.kind == AffineBinaryOpKind.Add:
-        terms = dict(lhs[0])
-        for dim, k in rhs[0].items():
-            terms[dim] = terms.get(dim, 0) + k
-        return {dim: k for dim, k in terms.items() if k}, lhs[1] + rhs[1]
-    if expr.kind == AffineBinaryOpKind.Mul and (not lhs[0] or not rhs[0]):
-        (terms, const), k = (rhs, lhs[1]) if not lhs[0] else (lhs, rhs[1])
-        return {dim: c * k for dim, c in terms.items() if c * k}, const * k
-    if not rounded or rhs[0] or rhs[1] <= 0:
-        return None
-    c = rhs[1]
-    if expr.kind in (AffineBinaryOpKind.FloorDiv, AffineBinaryOpKind.CeilDiv):
-        return {dim: (round(k / c) or (1 if k > 0 else -1)) for dim, k in lhs[0].items()}, lhs[1] // c
-    if expr.kind == AffineBinaryOpKind.Mod:
-        return dict(lhs[0]), 0
-    return None
+    `rounded`: a linear stand-in for floor/ceil divisions and remainders by constants too
+    (`irkit.affine.linear.rounded_div`: the cost model's boxes), not an exact form."""
+    form = try_lin_of(expr, POSITIONS, div=rounded_div if rounded else no_div)
+    return None if form is None else (form.terms, form.const)
 
 
 def window_parent(loop: ForOp) -> SSAValue | None:

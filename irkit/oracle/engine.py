@@ -16,14 +16,6 @@ from xdsl.dialects.builtin import (
     IntegerType,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
-from xdsl.ir.affine import (
-    AffineBinaryOpExpr,
-    AffineBinaryOpKind,
-    AffineConstantExpr,
-    AffineDimExpr,
-    AffineExpr,
-    AffineSymExpr,
-)
 
 from irkit.affine_text import BinOp, Const, Expr, Var, evaluate, format_affine
 from irkit.oracle.common import CHUNK_ELEMENTS, ReferenceEvalError
@@ -56,29 +48,6 @@ def _linear(expr: Expr) -> tuple[dict[str, int], int] | None:
     if not ca and not cb and kb != 0:  # constant / or %
         return {}, (ka // kb if expr.op == "/" else ka % kb)
     return None
-
-
-def _from_affine(expr: AffineExpr, dims: list[str], symbols: list[int]) -> Expr:
-    """An xDSL affine expression as an index expression over loop names, symbols replaced by their values."""
-    if isinstance(expr, AffineDimExpr):
-        return Var(dims[expr.position])
-    if isinstance(expr, AffineSymExpr):
-        return Const(symbols[expr.position])
-    if isinstance(expr, AffineConstantExpr):
-        return Const(expr.value)
-    assert isinstance(expr, AffineBinaryOpExpr)
-    a, b = _from_affine(expr.lhs, dims, symbols), _from_affine(expr.rhs, dims, symbols)
-    kind = expr.kind
-    if kind == AffineBinaryOpKind.Add:
-        return BinOp("+", a, b)
-    if kind == AffineBinaryOpKind.Mul:
-        return BinOp("*", a, b)
-    if kind == AffineBinaryOpKind.FloorDiv:
-        return BinOp("/", a, b)
-    if kind == AffineBinaryOpKind.Mod:
-        return BinOp("%", a, b)
-    # ceildiv(a, b) == -floordiv(-a, b)
-    return BinOp("-", Const(0), BinOp("/", BinOp("*", Const(-1), a), b))
 
 
 # --- scalar bodies -----------------------------------------------------------------------------

@@ -15,13 +15,14 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Operation, SSAValue
 
+from irkit.affine.printer import TEXT_TREE
 from irkit.affine_text import Var, names_in, parse_affine
 from irkit.dialects import design as d
 from irkit.dialects import tensorop as t
 from irkit.kernel_abi import kernel_args
 from irkit.named_ops import get_named_op, param_value
 from irkit.oracle.common import NUMPY_DTYPES, ReferenceEvalError
-from irkit.oracle.engine import _Access, _Body, _from_affine, _Nest, _np_dtype, run_nest
+from irkit.oracle.engine import _Access, _Body, _Nest, _np_dtype, run_nest
 from irkit.oracle.inputs import (
     _bind_inputs,
     _design_tensors,
@@ -220,7 +221,7 @@ def _generic_nest(
     for v in operands:
         if v not in buffers:
             raise ReferenceEvalError(f"stage '{stage}': an operand is not a kernel tensor or an allocation")
-    exprs = [[_from_affine(e, loops, symbols) for e in m.results] for m in maps]
+    exprs = [[TEXT_TREE.print(e, loops, symbols) for e in m.results] for m in maps]
     out_exprs = exprs[-1]
     if not all(isinstance(e, Var) for e in out_exprs):
         raise ReferenceEvalError(

@@ -63,15 +63,10 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.ir.affine import (
-    AffineBinaryOpExpr,
-    AffineBinaryOpKind,
-    AffineConstantExpr,
-    AffineDimExpr,
-    AffineExpr,
     AffineMap,
-    AffineSymExpr,
 )
 
+from irkit.affine.printer import PYTHON
 from irkit.dialects.loop import AllocOp, ForOp, FreeOp, LoadOp, LocalOp, StoreOp, enclosing_loops
 from irkit.kernel_abi import find_kernels, kernel_args
 from irkit.oracle.common import ReferenceEvalError
@@ -141,34 +136,13 @@ def new_buffer(shape: Sequence[int], dtype: np.dtype) -> np.ndarray:
 # --- affine maps as Python -----------------------------------------------------------------------
 
 
-def _expr_source(e: AffineExpr, dims: Sequence[str], syms: Sequence[str]) -> str:
-    """Python source for an affine expression; `//` and `%` are affine floordiv and mod."""
-    if isinstance(e, AffineDimExpr):
-        return dims[e.position]
-    if isinstance(e, AffineSymExpr):
-        return syms[e.position]
-    if isinstance(e, AffineConstantExpr):
-        return f"({int(e.value)})"
-    assert isinstance(e, AffineBinaryOpExpr)
-    a, b = _expr_source(e.lhs, dims, syms), _expr_source(e.rhs, dims, syms)
-    if e.kind == AffineBinaryOpKind.Add:
-        return f"({a} + {b})"
-    if e.kind == AffineBinaryOpKind.Mul:
-        return f"({a} * {b})"
-    if e.kind == AffineBinaryOpKind.FloorDiv:
-        return f"({a} // {b})"
-    if e.kind == AffineBinaryOpKind.Mod:
-        return f"({a} % {b})"
-    return f"(-((-{a}) // {b}))"  # ceildiv
-
-
 def _map_function(amap: AffineMap, dims: Sequence[str], syms: Sequence[str], combine: str) -> Callable[[Env], object]:
     """A function of the environment giving the map's results: combined by `max`/`min`, or as a tuple.
 
     The source is built from integers and slot numbers only (nothing user-written), then
     evaluated without builtins: one Python expression per map instead of a tree walk per use.
     """
-    results = [_expr_source(r, dims, syms) for r in amap.results]
+    results = [PYTHON.print(r, dims, syms) for r in amap.results]
     if combine == "tuple":
         body = f"({', '.join(results)},)"
     elif len(results) == 1:

@@ -42,15 +42,8 @@ from dataclasses import dataclass, field
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import DictionaryAttr, Float32Type, Float64Type, IndexType, IntegerType, MemRefType
 from xdsl.ir import Block, Operation, SSAValue
-from xdsl.ir.affine import (
-    AffineBinaryOpExpr,
-    AffineBinaryOpKind,
-    AffineConstantExpr,
-    AffineDimExpr,
-    AffineExpr,
-    AffineSymExpr,
-)
 
+from irkit.affine.printer import AffinePrinter
 from irkit.dialects import loop as lp
 from irkit.kernel_abi import kernel_args, layout_order
 from irkit.perf import expr as ex
@@ -257,7 +250,7 @@ class Reader:
             self.used_names.add(s.name)
         size_syms = [ex.sym(s.name) for s in sizes]
         for t in tensors:
-            shape = [affine_to_expr(r, [], size_syms) for r in t.shape.results]
+            shape = [COST_EXPR.print(r, [], size_syms) for r in t.shape.results]
             self.buffers[t.value] = Buffer(t.name, _elem_bytes(t.memref), shape, t.order, t.role)
         self.used_names |= {CAP, SETS, WAYS, LINE, LANES32, LANES64, CORES, WINDOW, STREAMS, HUGE_PAGE, *CONFLICT_SHARES}
         for op in kernel.body.walk():
@@ -289,7 +282,7 @@ class Reader:
 
     def map_exprs(self, amap, operands) -> list[Expr]:
         dims = [self.expr_of(v) for v in operands]
-        return [affine_to_expr(r, dims, []) for r in amap.results]
+        return [COST_EXPR.print(r, dims, []) for r in amap.results]
 
     def read_block(self, block: Block, parent: Loop | None, top: list[Loop]) -> None:
         for op in block.ops:
@@ -297,7 +290,7 @@ class Reader:
                 top.append(self.read_loop(op, parent))
             elif isinstance(op, lp.AllocOp):
                 sizes = [self.expr_of(v) for v in op.sizes]
-                shape = [affine_to_expr(r, [], sizes) for r in op.shape.data.results]
+                shape = [COST_EXPR.print(r, [], sizes) for r in op.shape.data.results]
                 mt = op.result.type
                 assert isinstance(mt, MemRefType)
                 self.buffers[op.result] = Buffer(op.tensor_name.data, _elem_bytes(mt), shape, layout_order(mt), "temp")
@@ -746,26 +739,29 @@ def _elem_bytes(t: MemRefType) -> int:
     return 4
 
 
-def affine_to_expr(e: AffineExpr, dims: list[Expr], syms: list[Expr]) -> Expr:
-    if isinstance(e, AffineConstantExpr):
-        return ex.const(e.value)
-    if isinstance(e, AffineDimExpr):
-        return dims[e.position]
-    if isinstance(e, AffineSymExpr):
-        return syms[e.position]
-    assert isinstance(e, AffineBinaryOpExpr)
-    a, b = affine_to_expr(e.lhs, dims, syms), affine_to_expr(e.rhs, dims, syms)
-    if e.kind == AffineBinaryOpKind.Add:
+class _CostExprPrinter(AffinePrinter[Expr]):
+    """Affine expressions as the cost model's expressions (`irkit.perf.expr`)."""
+
+    def const(self, value: int) -> Expr:
+        return ex.const(value)
+
+    def add(self, a: Expr, b: Expr) -> Expr:
         return a + b
-    if e.kind == AffineBinaryOpKind.Mul:
+
+    def mul(self, a: Expr, b: Expr) -> Expr:
         return a * b
-    if e.kind == AffineBinaryOpKind.FloorDiv:
+
+    def floordiv(self, a: Expr, b: Expr) -> Expr:
         return ex.fdiv(a, b)
-    if e.kind == AffineBinaryOpKind.CeilDiv:
+
+    def ceildiv(self, a: Expr, b: Expr) -> Expr:
         return ex.cdiv(a, b)
-    if e.kind == AffineBinaryOpKind.Mod:
+
+    def mod(self, a: Expr, b: Expr) -> Expr:
         return ex.mod(a, b)
-    raise ModelError(f"unknown affine operation {e.kind}")
+
+
+COST_EXPR = _CostExprPrinter()
 
 
 # ---- footprints ------------------------------------------------------------

@@ -38,9 +38,9 @@ from xdsl.ir.affine import (
     AffineConstantExpr,
     AffineDimExpr,
     AffineExpr,
-    AffineSymExpr,
 )
 
+from irkit.affine.printer import affine_text
 from irkit.dialects import tensorop as t
 from irkit.directives import entry_of_row, record_of
 from irkit.directives.nest import Nest
@@ -64,96 +64,6 @@ class Difference:
     aspect: str  # computation | tensor | schedule | layout | shape
     message: str
     loc: str | None = None  # "file:line:col" of the directive, when it is one
-
-
-# ---- affine text -----------------------------------------------------------------
-
-
-def affine_text(expr: AffineExpr, dims: list[str], syms: list[str]) -> str:
-    """Canonical text of an affine expression: linear terms sorted by name, then the constant."""
-    terms = _linear(expr, dims, syms)
-    if terms is None:
-        return _quasi_text(expr, dims, syms)
-    coeffs, const = terms
-    parts: list[str] = []
-    for name in sorted(coeffs):
-        c = coeffs[name]
-        if c == 0:
-            continue
-        term = name if abs(c) == 1 else f"{abs(c)}*{name}"
-        parts.append(("- " if c < 0 else "+ ") + term)
-    if const or not parts:
-        parts.append(("- " if const < 0 else "+ ") + str(abs(const)))
-    text = " ".join(parts)
-    return text[2:] if text.startswith("+ ") else "-" + text[2:]
-
-
-def _operand(text: str) -> str:
-    """`text` as the operand of `/` or `%`: parenthesised unless it is one name or number."""
-    return f"({text})" if " " in text or text.startswith("-") else text
-
-
-def _summands(expr: AffineExpr) -> list[AffineExpr]:
-    if isinstance(expr, AffineBinaryOpExpr) and expr.kind == AffineBinaryOpKind.Add:
-        return _summands(expr.lhs) + _summands(expr.rhs)
-    return [expr]
-
-
-def _quasi_text(expr: AffineExpr, dims: list[str], syms: list[str]) -> str:
-    """Text of an expression with floordiv, ceildiv or mod, in the design language's spelling
-    (`(H - 1) / 2 + 1`, which documents parse back): non-linear terms sorted, then the linear rest."""
-    linear: AffineExpr = AffineExpr.constant(0)
-    others: list[str] = []
-    for term in _summands(expr):
-        if _linear(term, dims, syms) is not None:
-            linear = linear + term
-        else:
-            others.append(_quasi_term(term, dims, syms))
-    rest = affine_text(linear, dims, syms)
-    text = " + ".join(sorted(others))
-    if rest == "0":
-        return text
-    return f"{text} - {rest[1:]}" if rest.startswith("-") else f"{text} + {rest}"
-
-
-def _quasi_term(term: AffineExpr, dims: list[str], syms: list[str]) -> str:
-    """One non-linear summand: `x / q` (floordiv), `(x + q - 1) / q` (ceildiv), `x % q`, `q*(x)`."""
-    if not (isinstance(term, AffineBinaryOpExpr) and isinstance(term.rhs, AffineConstantExpr)):
-        return str(term)
-    q = term.rhs.value
-    if term.kind == AffineBinaryOpKind.Mul:
-        return f"{q}*({affine_text(term.lhs, dims, syms)})"
-    inner = term.lhs + (q - 1) if term.kind == AffineBinaryOpKind.CeilDiv else term.lhs
-    operator = "%" if term.kind == AffineBinaryOpKind.Mod else "/"
-    return f"{_operand(affine_text(inner, dims, syms))} {operator} {q}"
-
-
-def _linear(expr: AffineExpr, dims: list[str], syms: list[str]) -> tuple[dict[str, int], int] | None:
-    if isinstance(expr, AffineConstantExpr):
-        return {}, expr.value
-    if isinstance(expr, AffineDimExpr):
-        return {dims[expr.position]: 1}, 0
-    if isinstance(expr, AffineSymExpr):
-        return {syms[expr.position]: 1}, 0
-    if not isinstance(expr, AffineBinaryOpExpr):
-        return None
-    a, b = _linear(expr.lhs, dims, syms), _linear(expr.rhs, dims, syms)
-    if a is None or b is None:
-        return None
-    if expr.kind == AffineBinaryOpKind.Add:
-        out = dict(a[0])
-        for k, v in b[0].items():
-            out[k] = out.get(k, 0) + v
-        return out, a[1] + b[1]
-    if expr.kind == AffineBinaryOpKind.Mul and (not a[0] or not b[0]):
-        (vars_, c), k = (b, a[1]) if not a[0] else (a, b[1])
-        return {n: v * k for n, v in vars_.items()}, c * k
-    if expr.kind in (AffineBinaryOpKind.FloorDiv, AffineBinaryOpKind.CeilDiv) and not b[0] and b[1] != 0:
-        q = b[1]
-        if all(v % q == 0 for v in a[0].values()) and (a[1] % q == 0 or expr.kind == AffineBinaryOpKind.FloorDiv):
-            const = a[1] // q if expr.kind == AffineBinaryOpKind.FloorDiv else -((-a[1]) // q)
-            return {n: v // q for n, v in a[0].items()}, const
-    return None
 
 
 # ---- a kernel's writes --------------------------------------------------------------

@@ -21,8 +21,9 @@ from dataclasses import dataclass
 from xdsl.dialects import func
 from xdsl.ir import Block, Operation, SSAValue
 
+from irkit.affine.linear import Lin
 from irkit.dialects import loop as lp
-from irkit.raising.linear import Linear, evaluate, map_results
+from irkit.raising.linear import map_results
 
 BUDGET = 400_000  # accesses followed per sample size before the check gives up (it then passes)
 
@@ -83,12 +84,12 @@ class _Runner:
         self.temps, self.touching, self.tiles = temps, touching, tiles
         self.computed: dict[SSAValue, set[tuple[int, ...]]] = {}
         self.steps = 0
-        self.maps: dict[tuple[Operation, str], list[Linear]] = {}
+        self.maps: dict[tuple[Operation, str], list[Lin]] = {}
 
-    def forms(self, op: Operation, amap, operands, which: str = "") -> list[Linear]:
+    def forms(self, op: Operation, amap, operands, which: str = "") -> list[Lin]:
         got = self.maps.get((op, which))
         if got is None:
-            got = [x if x is not None else Linear() for x in map_results(amap, list(operands))]
+            got = [x if x is not None else Lin() for x in map_results(amap, list(operands))]
             self.maps[(op, which)] = got
         return got
 
@@ -98,11 +99,11 @@ class _Runner:
                 self.computed[op.results[0]] = set()
             elif isinstance(op, lp.StoreOp) and op.memref in self.temps:
                 self.tick()
-                index = tuple(evaluate(f, env) for f in self.forms(op, op.map.data, op.indices))
+                index = tuple(f.evaluate(env) for f in self.forms(op, op.map.data, op.indices))
                 self.computed.setdefault(op.memref, set()).add(index)
             elif isinstance(op, lp.LoadOp) and op.memref in self.temps:
                 self.tick()
-                index = tuple(evaluate(f, env) for f in self.forms(op, op.map.data, op.indices))
+                index = tuple(f.evaluate(env) for f in self.forms(op, op.map.data, op.indices))
                 if index not in self.computed.get(op.memref, set()):
                     return op.memref, index, op
             elif isinstance(op, lp.ForOp) and op in self.touching:
@@ -125,8 +126,8 @@ class _Runner:
         return None
 
     def range(self, op: lp.ForOp, env: dict) -> Iterator[int]:
-        lo = max(evaluate(f, env) for f in self.forms(op, op.lower.data, op.lower_operands, "lower"))
-        hi = min(evaluate(f, env) for f in self.forms(op, op.upper.data, op.upper_operands, "upper"))
+        lo = max(f.evaluate(env) for f in self.forms(op, op.lower.data, op.lower_operands, "lower"))
+        hi = min(f.evaluate(env) for f in self.forms(op, op.upper.data, op.upper_operands, "upper"))
         return iter(range(lo, hi, op.step_value))
 
     def tick(self) -> None:

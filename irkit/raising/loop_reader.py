@@ -38,9 +38,11 @@ from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr
 from xdsl.ir import Operation, SSAValue
 
+from irkit.affine.linear import Div, Lin
+from irkit.affine.printer import DESIGN_TEXT
 from irkit.dialects import loop as lp
 from irkit.kernel_abi import kernel_args
-from irkit.raising.linear import Atom, Linear, map_results, provably_at_most
+from irkit.raising.linear import map_results, provably_at_most
 
 
 class RaiseError(Exception):
@@ -60,8 +62,8 @@ class LoopFacts:
     op: lp.ForOp
     name: str
     step: int
-    lower: list[Linear]
-    upper: list[Linear]
+    lower: list[Lin]
+    upper: list[Lin]
     parallel: bool
     vector: int | None
     unroll: int | None
@@ -81,7 +83,7 @@ class Buffer:
     rank: int
     temp: bool
     alloc: lp.AllocOp | None = None
-    origin: list[Linear] | None = None  # added to every access (tile-relative temporaries)
+    origin: list[Lin] | None = None  # added to every access (tile-relative temporaries)
 
 
 @dataclass
@@ -90,14 +92,14 @@ class Dim:
 
     var: SSAValue
     name: str
-    extent: Linear  # over the size arguments
+    extent: Lin  # over the size arguments
     chain: list[LoopFacts]  # tile loops then the point loop
 
 
 @dataclass
 class Access:
     buffer: Buffer
-    index: list[Linear]  # over the statement's dimension variables (and sizes)
+    index: list[Lin]  # over the statement's dimension variables (and sizes)
     op: Operation
 
 
@@ -108,7 +110,7 @@ class Write:
     buffer: Buffer
     store: lp.StoreOp
     dims: list[Dim]
-    index: list[Linear]
+    index: list[Lin]
     loads: list[Access]
     combiner: str | None  # "add", "max", ... when the store accumulates into the element it reads
     accumulator: lp.LoadOp | None  # a load of the element being stored (the generic's output argument)
@@ -118,7 +120,7 @@ class Write:
 
     @property
     def reductions(self) -> list[Dim]:
-        used = set().union(*(i.vars() for i in self.index)) if self.index else set()
+        used = set().union(*(set(i.terms) for i in self.index)) if self.index else set()
         return [d for d in self.dims if d.var not in used]
 
 
@@ -210,13 +212,13 @@ def enclosing(op: Operation, reading: KernelReading) -> list[LoopFacts]:
     return [reading.loops[f] for f in lp.enclosing_loops(op)]
 
 
-def _over_sizes(form: Linear, size_vars: set) -> bool:
+def _over_sizes(form: Lin, size_vars: set) -> bool:
     """Is `form` an expression of the sizes only?  A floordiv or mod of sizes counts: a strided
     convolution's output extent is `(H + 2p - r) floordiv s + 1`."""
-    return all(_over_sizes(v.inner, size_vars) if isinstance(v, Atom) else v in size_vars for v in form.vars())
+    return all(_over_sizes(v.arg, size_vars) if isinstance(v, Div) else v in size_vars for v in set(form.terms))
 
 
-def extent_of(facts: LoopFacts, reading: KernelReading) -> tuple[Linear, list[LoopFacts]]:
+def extent_of(facts: LoopFacts, reading: KernelReading) -> tuple[Lin, list[LoopFacts]]:
     """The extent of the dimension a point (or tile) loop walks, over the sizes, and the loops of
     its own stage that split it (outermost first, ending with `facts`).
 
@@ -232,7 +234,7 @@ def extent_of(facts: LoopFacts, reading: KernelReading) -> tuple[Linear, list[Lo
         raise RaiseError(f"cannot raise loop '{facts.name}': its lower bound is a maximum", facts.op)
     lower = facts.lower[0]
     free = _tightest([u for u in facts.upper if _over_sizes(u, size_vars)])
-    if lower == Linear():
+    if lower == Lin():
         if len(free) != 1:
             raise RaiseError(f"cannot raise loop '{facts.name}': no single size-only upper bound", facts.op)
         return free[0], [facts]
@@ -240,7 +242,7 @@ def extent_of(facts: LoopFacts, reading: KernelReading) -> tuple[Linear, list[Lo
     if outer is None:
         raise RaiseError(f"cannot raise loop '{facts.name}': lower bound is not 0 or an outer loop", facts.op)
     outer_extent, outer_chain = extent_of(outer, reading)
-    windows = [(u - lower).const for u in facts.upper if not (u - lower).vars()]
+    windows = [(u - lower).const for u in facts.upper if not set((u - lower).terms)]
     width = min(windows) if windows else None
     if reading.owner.get(outer.op) is reading.owner.get(facts.op):  # a split of this stage's dimension
         if width != outer.step:
@@ -252,8 +254,8 @@ def extent_of(facts: LoopFacts, reading: KernelReading) -> tuple[Linear, list[Lo
             )
         if len(free) > 1 or (free and free[0] != outer_extent):
             raise RaiseError(
-                f"loop '{facts.name}' is bounded by {free[0].text(reading.names())}, its tile loop "
-                f"'{outer.name}' by {outer_extent.text(reading.names())}",
+                f"loop '{facts.name}' is bounded by {DESIGN_TEXT.lin_text(free[0], reading.names())}, its tile loop "
+                f"'{outer.name}' by {DESIGN_TEXT.lin_text(outer_extent, reading.names())}",
                 facts.op,
             )
         return outer_extent, outer_chain + [facts]
@@ -261,13 +263,13 @@ def extent_of(facts: LoopFacts, reading: KernelReading) -> tuple[Linear, list[Lo
         return free[0], [facts]
     if width is None:
         raise RaiseError(f"cannot raise loop '{facts.name}': its window has no constant width", facts.op)
-    return outer_extent + Linear({}, width - outer.step), [facts]
+    return outer_extent + Lin({}, width - outer.step), [facts]
 
 
-def _tightest(bounds: list[Linear]) -> list[Linear]:
+def _tightest(bounds: list[Lin]) -> list[Lin]:
     """The size-only upper bounds without those provably no tighter than another: a fused stage's
     rows run to `min(M, 11*ceildiv(M + 10, 11), ...)` when its consumer's tiles round up, which is `M`."""
-    out: list[Linear] = []
+    out: list[Lin] = []
     for k, b in enumerate(bounds):
         if any(j != k and provably_at_most(a, b) and (j < k or not provably_at_most(b, a))
                for j, a in enumerate(bounds)):  # fmt: skip
@@ -276,10 +278,10 @@ def _tightest(bounds: list[Linear]) -> list[Linear]:
     return out
 
 
-def _var_loop(form: Linear, reading: KernelReading) -> LoopFacts | None:
-    if form.const != 0 or len(form.coeffs) != 1:
+def _var_loop(form: Lin, reading: KernelReading) -> LoopFacts | None:
+    if form.const != 0 or len(form.terms) != 1:
         return None
-    ((var, coeff),) = form.coeffs.items()
+    ((var, coeff),) = form.terms.items()
     if coeff != 1:
         return None
     for facts in reading.loops.values():
@@ -291,7 +293,7 @@ def _var_loop(form: Linear, reading: KernelReading) -> LoopFacts | None:
 # ---- temporaries relative to a tile ----------------------------------------
 
 
-def _origin(buf: Buffer, reading: KernelReading) -> list[Linear]:
+def _origin(buf: Buffer, reading: KernelReading) -> list[Lin]:
     """The offset of a temporary's indices from the whole tensor's, per dimension.
 
     A temporary allocated inside loops holds one tile; its stores index it as
@@ -299,10 +301,10 @@ def _origin(buf: Buffer, reading: KernelReading) -> list[Linear]:
     the allocation.  Every store must agree; a temporary written nowhere, or
     at an index with no point loop of its own, has origin 0.
     """
-    zero = [Linear() for _ in range(buf.rank)]
+    zero = [Lin() for _ in range(buf.rank)]
     if buf.alloc is None:
         return zero
-    found: list[Linear] | None = None
+    found: list[Lin] | None = None
     for use in buf.value.uses:
         st = use.operation
         if not isinstance(st, lp.StoreOp) or st.memref is not buf.value:
@@ -313,8 +315,8 @@ def _origin(buf: Buffer, reading: KernelReading) -> list[Linear]:
         origin = []
         for i in index:
             assert i is not None
-            own = [v for v in i.vars() if _is_own_point(v, buf, reading)]
-            origin.append(i.only(own) - i.without([]).only(i.vars()))  # constants are offsets, not the tile
+            own = [v for v in set(i.terms) if _is_own_point(v, buf, reading)]
+            origin.append(i.only(*own) - i.only(*i.terms))  # constants are offsets, not the tile
         if found is None:
             found = origin
         elif found != origin:
@@ -327,9 +329,9 @@ def _origin(buf: Buffer, reading: KernelReading) -> list[Linear]:
         )
     if found is not None:
         found = _contracted(buf, found, reading)
-    if found is not None and any(o.coeffs or o.const for o in found):
+    if found is not None and any(o.terms or o.const for o in found):
         for o, i in zip(found, range(buf.rank)):
-            if any(abs(c) != 1 for c in o.coeffs.values()):
+            if any(abs(c) != 1 for c in o.terms.values()):
                 raise RaiseError(
                     f"cannot raise temporary '{buf.name}': dimension {i} is written at a scaled index "
                     "(a packed copy?); raising packs is not built yet",
@@ -338,7 +340,7 @@ def _origin(buf: Buffer, reading: KernelReading) -> list[Linear]:
     return found if found is not None else zero
 
 
-def _contracted(buf: Buffer, origin: list[Linear], reading: KernelReading) -> list[Linear]:
+def _contracted(buf: Buffer, origin: list[Lin], reading: KernelReading) -> list[Lin]:
     """A dimension of extent 1 that every access indexes by a constant holds one element per
     iteration of the innermost step-1 loop around all the accesses (a per-row maximum of an
     unscheduled softmax): that loop's variable is its origin."""
@@ -353,10 +355,10 @@ def _contracted(buf: Buffer, origin: list[Linear], reading: KernelReading) -> li
     rows = [f for f in (common or []) if f.step == 1]
     out = list(origin)
     for d in range(buf.rank):
-        if origin[d].coeffs or not rows or str(shape[d]) != "1":
+        if origin[d].terms or not rows or str(shape[d]) != "1":
             continue
-        if all(index[d] is not None and not index[d].coeffs for index in indices):  # type: ignore[union-attr]
-            out[d] = Linear.of(rows[-1].var)
+        if all(index[d] is not None and not index[d].terms for index in indices):  # type: ignore[union-attr]
+            out[d] = Lin.of(rows[-1].var)
     return out
 
 
@@ -374,8 +376,8 @@ def check_tiles(reading: KernelReading) -> None:
     (raises `RaiseError` naming the stage when one is not)."""
     from irkit.raising.coverage import first_uncomputed
 
-    tiled = {b.value for b in reading.buffers.values() if b.temp and b.origin and any(o.coeffs for o in b.origin)}
-    tiles = {v for b in reading.buffers.values() if b.value in tiled for o in b.origin or [] for v in o.coeffs}
+    tiled = {b.value for b in reading.buffers.values() if b.temp and b.origin and any(o.terms for o in b.origin)}
+    tiles = {v for b in reading.buffers.values() if b.value in tiled for o in b.origin or [] for v in o.terms}
     found = first_uncomputed(reading.kernel, tiled, reading.sizes, tiles)  # type: ignore[arg-type]
     if found is None:
         return
@@ -392,11 +394,11 @@ def check_tiles(reading: KernelReading) -> None:
 # ---- stores ----------------------------------------------------------------
 
 
-def _resolved(buf: Buffer, amap, operands, op: Operation) -> list[Linear]:
+def _resolved(buf: Buffer, amap, operands, op: Operation) -> list[Lin]:
     index = map_results(amap, operands)
     if any(i is None for i in index):
         raise RaiseError(f"cannot raise an access to '{buf.name}': its index is not linear", op)
-    origin = buf.origin or [Linear() for _ in index]
+    origin = buf.origin or [Lin() for _ in index]
     return [i + o for i, o in zip(index, origin)]  # type: ignore[operator]
 
 
@@ -418,10 +420,10 @@ def _write(st: lp.StoreOp, reading: KernelReading) -> Write:
             combiner = COMBINERS[value_op.name]
     used: set[SSAValue] = set()
     for i in index:
-        used |= i.vars()
+        used |= set(i.terms)
     for a in loads:
         for i in a.index:
-            used |= i.vars()
+            used |= set(i.terms)
     dims: list[Dim] = []
     for facts in loops:
         if facts.step != 1 or facts.var not in used:

@@ -35,12 +35,13 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
+from irkit.affine.printer import affine_text
 from irkit.dialects import design as d
 from irkit.dialects import tensorop as t
 from irkit.directives import directive_op, entry_of_row
 from irkit.kernel_abi import dtype_name, kernel_args, layout_order
 from irkit.named_ops import NAMED_OPS
-from irkit.raising.compare import WriteForm, _compare_pair, affine_text, kernel_form
+from irkit.raising.compare import WriteForm, _compare_pair, kernel_form
 from irkit.raising.loop_reader import RaiseError
 from irkit.units import CACHE_FIELDS, DRAM_FIELDS, TOP_FIELDS
 

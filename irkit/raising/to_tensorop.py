@@ -30,9 +30,10 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 
+from irkit.affine.linear import Div, Lin
 from irkit.dialects import tensorop as t
 from irkit.kernel_abi import kernel_args
-from irkit.raising.linear import Atom, Linear, evaluate, map_results
+from irkit.raising.linear import map_results
 from irkit.raising.loop_reader import Buffer, KernelReading, RaiseError, Write, read_kernel
 from irkit.raising.schedule_of import dim_name, schedule_of
 
@@ -89,13 +90,13 @@ def _owners(extra: list, reading: KernelReading) -> dict[int, int]:
     return out
 
 
-def _size_expr(form: Linear, sizes: list[SSAValue]) -> AffineExpr:
+def _size_expr(form: Lin, sizes: list[SSAValue]) -> AffineExpr:
     """`form` over the sizes as symbols; floordiv/mod atoms (strided extents) nest."""
     expr = AffineExpr.constant(form.const)
-    for v, c in form.coeffs.items():
-        if isinstance(v, Atom):
-            inner = _size_expr(v.inner, sizes)
-            term = inner // v.q if v.kind == "fd" else inner % v.q
+    for v, c in form.terms.items():
+        if isinstance(v, Div):
+            inner = _size_expr(v.arg, sizes)
+            term = inner // v.by if v.kind == "floordiv" else inner % v.by
         else:
             term = AffineExpr.symbol(sizes.index(v))
         expr = expr + term * c
@@ -105,15 +106,15 @@ def _size_expr(form: Linear, sizes: list[SSAValue]) -> AffineExpr:
 def _alloc(buf: Buffer, reading: KernelReading, size_args: list[SSAValue]) -> t.AllocOp:
     """The whole temporary: each dimension's extent from the dimension that indexes it in its writes."""
     sizes = list(reading.sizes)
-    extents: list[Linear | None] = [None] * buf.rank
+    extents: list[Lin | None] = [None] * buf.rank
     for w in reading.writes:
         if w.buffer is not buf:
             continue
         for p, index in enumerate(w.index):
-            dim = next((d for d in w.dims if index.coeffs == {d.var: 1}), None)
+            dim = next((d for d in w.dims if index.terms == {d.var: 1}), None)
             if dim is None:
                 continue
-            extent = dim.extent + Linear({}, index.const)
+            extent = dim.extent + Lin({}, index.const)
             if extents[p] is None or extent.const > extents[p].const:  # type: ignore[union-attr]
                 extents[p] = extent
     if any(e is None for e in extents):
@@ -131,24 +132,24 @@ def domain_order(write: Write) -> list[int]:
     order: list[int] = []
     for index in write.index:
         for k, d in enumerate(write.dims):
-            if d.var in index.vars() and k not in order:
+            if d.var in set(index.terms) and k not in order:
                 order.append(k)
     order += [k for k in range(len(write.dims)) if k not in order]
     return order
 
 
-def _index_map(index: list[Linear], dim_vars: list[SSAValue], sizes: list[SSAValue]) -> AffineMapAttr:
+def _index_map(index: list[Lin], dim_vars: list[SSAValue], sizes: list[SSAValue]) -> AffineMapAttr:
     results = []
     for form in index:
         expr = AffineExpr.constant(form.const)
-        for v, c in form.coeffs.items():
+        for v, c in form.terms.items():
             if v in dim_vars:
                 expr = expr + AffineExpr.dimension(dim_vars.index(v)) * c
             else:
                 expr = expr + AffineExpr.symbol(sizes.index(v)) * c
         results.append(expr)
     return AffineMapAttr(AffineMap(len(dim_vars), len(sizes) if any(
-        v in sizes for f in index for v in f.coeffs) else 0, tuple(results)))  # fmt: skip
+        v in sizes for f in index for v in f.terms) else 0, tuple(results)))  # fmt: skip
 
 
 def _is_fill(write: Write, reading: KernelReading) -> bool:
@@ -156,7 +157,7 @@ def _is_fill(write: Write, reading: KernelReading) -> bool:
         return False
     if len(write.index) != len(write.dims):
         return False
-    if not all(i.is_var(d.var) for i, d in zip(write.index, write.dims)):
+    if not all(i.is_atom(d.var) for i, d in zip(write.index, write.dims)):
         return False
     return write.buffer.temp or _covers_argument(write, reading)
 
@@ -175,10 +176,10 @@ def _covers_argument(write: Write, reading: KernelReading) -> bool:
     if any(form is None for form in shape):
         return True  # a shape raising cannot read: leave it to the comparison
     extents = {d.var: d.extent for d in write.dims}
-    by_position = [extents[next(iter(i.coeffs))] for i in write.index]
+    by_position = [extents[next(iter(i.terms))] for i in write.index]
     for trial in (0, 1, 2, 3):
         env = {v: 5 + 7 * trial + 3 * k for k, v in enumerate(size_values)}
-        if [evaluate(f, env) for f in shape] != [evaluate(f, env) for f in by_position]:  # type: ignore[arg-type]
+        if [f.evaluate(env) for f in shape] != [f.evaluate(env) for f in by_position]:  # type: ignore[arg-type]
             return False
     return True
 
@@ -197,7 +198,7 @@ def _tensor_op(
     ins = [a for a in write.loads if a.op is not write.accumulator]
     maps = [_index_map(a.index, dim_vars, sizes) for a in ins]
     maps.append(_index_map(write.index, dim_vars, sizes))
-    stored = {d.var for i in write.index for d in dims if d.var in i.vars()}
+    stored = {d.var for i in write.index for d in dims if d.var in set(i.terms)}
     iterators = [t.PARALLEL if d.var in stored else t.REDUCTION for d in dims]
     out_type = write.buffer.value.type
     assert isinstance(out_type, MemRefType)

@@ -32,8 +32,9 @@ from xdsl.dialects import arith, func
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineMap
 
+from irkit.affine.linear import Div, Lin, floordiv_atom
 from irkit.dialects import loop as lp
-from irkit.raising.linear import Atom, Linear, affine_map_of, evaluate, has_floordiv, map_results
+from irkit.raising.linear import affine_map_of, has_floordiv, map_results
 from irkit.raising.loop_reader import RaiseError
 from irkit.raising.recovered import Found, Rebuilt
 
@@ -60,21 +61,21 @@ def find_jams(kernel: func.FuncOp, rebuilt: Rebuilt) -> list[Found]:
 # ---- helpers ------------------------------------------------------------------------
 
 
-def _forms(amap, operands) -> list[Linear]:
+def _forms(amap, operands) -> list[Lin]:
     out = map_results(amap, list(operands))
     if any(x is None for x in out):
         raise RaiseError("cannot raise an access at a non-affine index")
     return out  # type: ignore[return-value]
 
 
-def _subst(form: Linear, var: SSAValue, by: Linear) -> Linear:
-    k = form.coeffs.get(var, 0)
+def _subst(form: Lin, var: SSAValue, by: Lin) -> Lin:
+    k = form.terms.get(var, 0)
     if not k:
         return form
-    return form - Linear({var: k}) + by.scale(k)
+    return form - Lin({var: k}) + by.scale(k)
 
 
-def _map_of(forms: list[Linear]) -> tuple[AffineMap, list[SSAValue]]:
+def _map_of(forms: list[Lin]) -> tuple[AffineMap, list[SSAValue]]:
     if has_floordiv(forms):
         raise RaiseError("cannot raise an access whose index keeps a floordiv")
     return affine_map_of(forms)
@@ -179,7 +180,7 @@ def _view(cin: lp.StoreOp, source: lp.LoadOp, local: lp.LocalOp, name: str):
     x_in = _forms(source.map.data, source.indices)
     around = set(lp.enclosing_loops(local))
     nest = [f for f in lp.enclosing_loops(cin) if f not in around]
-    along: list[tuple[SSAValue, int, str, Linear]] = []  # (w, tile dimension, kind, rest or lower)
+    along: list[tuple[SSAValue, int, str, Lin]] = []  # (w, tile dimension, kind, rest or lower)
     for loop in nest:
         w = loop.induction_var
         found = _tile_dim(l_in, loop)
@@ -188,13 +189,13 @@ def _view(cin: lp.StoreOp, source: lp.LoadOp, local: lp.LocalOp, name: str):
         along.append((w, *found))
     taken = {d for _, d, _, _ in along}
     fixed = {d: form for d, form in enumerate(l_in) if d not in taken}
-    if any(form.coeffs for form in fixed.values()):
+    if any(form.terms for form in fixed.values()):
         raise RaiseError(f"cannot raise register tile '{name}': its copy-in is not along its loop", cin)
 
-    def view(index: list[Linear]) -> list[Linear]:
+    def view(index: list[Lin]) -> list[Lin]:
         if len(index) != len(l_in) or any(index[d] != form for d, form in fixed.items()):
             raise RaiseError(f"register tile '{name}' is accessed at an element its copy-in does not fill", cin)
-        env: list[tuple[SSAValue, Linear]] = []
+        env: list[tuple[SSAValue, Lin]] = []
         for w, d, kind, form in along:
             known = _subst_all(form, env)
             by = index[d] - known if kind == "unit" else known + index[d].scale(_step(w))
@@ -204,24 +205,24 @@ def _view(cin: lp.StoreOp, source: lp.LoadOp, local: lp.LocalOp, name: str):
     return view
 
 
-def _tile_dim(l_in: list[Linear], loop: lp.ForOp) -> tuple[int, str, Linear] | None:
+def _tile_dim(l_in: list[Lin], loop: lp.ForOp) -> tuple[int, str, Lin] | None:
     """The tile dimension the copy-in loop `loop` walks: ("unit", rest) for an index `w + rest`,
     ("block", lower) for `(w - lower) floordiv step`; None if no index is either."""
     w = loop.induction_var
     lower = _forms(loop.lower.data, loop.lower_operands)
     for d, form in enumerate(l_in):
-        if form.coeffs.get(w) == 1 and not any(isinstance(k, Atom) for k in form.coeffs):
-            return d, "unit", form - Linear({w: 1})
-        if len(form.coeffs) != 1 or form.const or len(lower) != 1:
+        if form.terms.get(w) == 1 and not any(isinstance(k, Div) for k in form.terms):
+            return d, "unit", form - Lin({w: 1})
+        if len(form.terms) != 1 or form.const or len(lower) != 1:
             continue
-        ((key, coeff),) = form.coeffs.items()
-        if coeff == 1 and isinstance(key, Atom) and key.kind == "fd" and key.q == loop.step_value:
-            if key.inner == Linear({w: 1}) - lower[0]:
+        ((key, coeff),) = form.terms.items()
+        if coeff == 1 and isinstance(key, Div) and key.kind == "floordiv" and key.by == loop.step_value:
+            if key.arg == Lin({w: 1}) - lower[0]:
                 return d, "block", lower[0]
     return None
 
 
-def _subst_all(form: Linear, env: list[tuple[SSAValue, Linear]]) -> Linear:
+def _subst_all(form: Lin, env: list[tuple[SSAValue, Lin]]) -> Lin:
     for var, by in env:
         form = _subst(form, var, by)
     return form
@@ -233,20 +234,20 @@ def _step(var: SSAValue) -> int:
     return loop.step_value if isinstance(loop, lp.ForOp) else 1
 
 
-def _exact_blocks(form: Linear) -> Linear:
+def _exact_blocks(form: Lin) -> Lin:
     """`c * floor((v - lower(v)) / q)` is `(c / q) * (v - lower(v))` when loop `v` steps by a
     multiple of `q` from `lower(v)` and `q` divides `c`: the block an access's loop is in."""
-    for key, c in list(form.coeffs.items()):
-        if not isinstance(key, Atom) or key.kind != "fd" or c % key.q:
+    for key, c in list(form.terms.items()):
+        if not isinstance(key, Div) or key.kind != "floordiv" or c % key.by:
             continue
-        for v in key.inner.vars():
-            owner = v.owner if not isinstance(v, Atom) else None
+        for v in set(key.arg.terms):
+            owner = v.owner if not isinstance(v, Div) else None
             loop = owner.parent_op() if isinstance(owner, Block) else None
-            if not isinstance(loop, lp.ForOp) or loop.induction_var is not v or loop.step_value % key.q:
+            if not isinstance(loop, lp.ForOp) or loop.induction_var is not v or loop.step_value % key.by:
                 continue
             lower = _forms(loop.lower.data, loop.lower_operands)
-            if len(lower) == 1 and key.inner == Linear({v: 1}) - lower[0]:
-                form = form - Linear({key: c}) + key.inner.scale(c // key.q)
+            if len(lower) == 1 and key.arg == Lin({v: 1}) - lower[0]:
+                form = form - Lin({key: c}) + key.arg.scale(c // key.by)
                 break
     return form
 
@@ -262,7 +263,7 @@ def _reroll(loop: lp.ForOp, rebuilt: Rebuilt) -> tuple[lp.ForOp, int] | None:
     if step == 1:
         return None
     stores = [op for op in loop.walk() if isinstance(op, lp.StoreOp)]
-    uses = [st for st in stores if any(v in f.coeffs for f in _forms(st.map.data, st.indices))]
+    uses = [st for st in stores if any(v in f.terms for f in _forms(st.map.data, st.indices))]
     if not uses:  # a jammed reduction loop: the copies accumulate into one element, reading v + r
         uses = [st for st in stores if _accumulates(st) and _read_shift(st, v) is not None]
     if not uses:
@@ -302,18 +303,16 @@ def _reroll(loop: lp.ForOp, rebuilt: Rebuilt) -> tuple[lp.ForOp, int] | None:
     return new, step
 
 
-def _ceil_steps(width: Linear, step: int) -> Linear:
+def _ceil_steps(width: Lin, step: int) -> Lin:
     """`step * ceildiv(width, step)` as a linear form with a floordiv atom."""
-    from irkit.raising.linear import floordiv
-
-    return floordiv(width + Linear({}, step - 1), step).scale(step)
+    return floordiv_atom(width + Lin({}, step - 1), step).scale(step)
 
 
 def _shift(st: lp.StoreOp, v: SSAValue) -> int:
     """The constant offset of the first index that uses `v`: the stored one, else the first read
     of the value (a jammed reduction's copy `r` reads `A[i, k + r]`); 0 for the first copy."""
     for f in _forms(st.map.data, st.indices):
-        if v in f.coeffs:
+        if v in f.terms:
             return f.const
     read = _read_shift(st, v)
     return read if read is not None else 0
@@ -331,7 +330,7 @@ def _read_shift(st: lp.StoreOp, v: SSAValue) -> int | None:
         owner = x.owner
         if isinstance(owner, lp.LoadOp):
             for f in _forms(owner.map.data, owner.indices):
-                if v in f.coeffs:
+                if v in f.terms:
                     return f.const
             return None
         if not isinstance(owner, Operation):
@@ -364,12 +363,12 @@ def _signature(st: lp.StoreOp, v: SSAValue, shift: int) -> str:
     """The store's value tree, with `v + shift` read as `v`: equal for shifted copies."""
     memo: dict[SSAValue, str] = {}
 
-    def index_text(forms: list[Linear]) -> str:
+    def index_text(forms: list[Lin]) -> str:
         parts = []
         for f in forms:
-            if v in f.coeffs:
-                f = f - Linear({}, shift * 1)  # the copy's offset
-            parts.append(repr(sorted((id(k), c) for k, c in f.coeffs.items())) + f"+{f.const}")
+            if v in f.terms:
+                f = f - Lin({}, shift * 1)  # the copy's offset
+            parts.append(repr(sorted((id(k), c) for k, c in f.terms.items())) + f"+{f.const}")
         return ";".join(parts)
 
     def text(x: SSAValue) -> str:
@@ -389,7 +388,7 @@ def _signature(st: lp.StoreOp, v: SSAValue, shift: int) -> str:
     return f"store {id(st.memref)}[{index_text(_forms(st.map.data, st.indices))}] = {text(st.value)}"
 
 
-def _set_bounds(loop: lp.ForOp, lower: list[Linear], upper: list[Linear], step: int | None = None) -> lp.ForOp:
+def _set_bounds(loop: lp.ForOp, lower: list[Lin], upper: list[Lin], step: int | None = None) -> lp.ForOp:
     """A copy of `loop` with new bounds (and step), its body moved over; the old loop is erased."""
     lo_map, lo_ops = affine_map_of(lower)
     up_map, up_ops = affine_map_of(upper)
@@ -479,12 +478,12 @@ def _same_block(x: Block, y: Block, mapping: dict[SSAValue, SSAValue]) -> bool:
     return True
 
 
-def _rename(form: Linear, mapping: dict[SSAValue, SSAValue]) -> Linear:
+def _rename(form: Lin, mapping: dict[SSAValue, SSAValue]) -> Lin:
     out: dict = {}
-    for k, c in form.coeffs.items():
-        key = mapping.get(k, k) if not isinstance(k, Atom) else Atom(k.kind, _rename(k.inner, mapping), k.q)
+    for k, c in form.terms.items():
+        key = mapping.get(k, k) if not isinstance(k, Div) else Div(k.kind, _rename(k.arg, mapping), k.by)
         out[key] = out.get(key, 0) + c
-    return Linear(out, form.const)
+    return Lin(out, form.const)
 
 
 SAMPLE_SIZES = (1, 2, 5, 7, 13, 31, 97)
@@ -506,8 +505,8 @@ def _covers(main: lp.ForOp, tails: list[lp.ForOp], last: lp.ForOp, kernel: func.
             ran = list(bounds.range(main, env))
             for tail in tails:
                 ran += bounds.range(tail, env)
-            lo = max(evaluate(f, env) for f in lower)
-            hi = min(evaluate(f, env) for f in upper)
+            lo = max(f.evaluate(env) for f in lower)
+            hi = min(f.evaluate(env) for f in upper)
             if sorted(ran) != list(range(lo, hi, main.step_value)):  # a value twice makes it longer
                 return False
             if count > 2000:
@@ -519,15 +518,15 @@ class _Bounds:
     """Loop ranges at given values of the variables, each loop's bound forms read once."""
 
     def __init__(self) -> None:
-        self.forms: dict[lp.ForOp, tuple[list[Linear], list[Linear]]] = {}
+        self.forms: dict[lp.ForOp, tuple[list[Lin], list[Lin]]] = {}
 
     def range(self, loop: lp.ForOp, env: dict) -> range:
         got = self.forms.get(loop)
         if got is None:
             got = (_forms(loop.lower.data, loop.lower_operands), _forms(loop.upper.data, loop.upper_operands))
             self.forms[loop] = got
-        lo = max(evaluate(f, env) for f in got[0])
-        hi = min(evaluate(f, env) for f in got[1])
+        lo = max(f.evaluate(env) for f in got[0])
+        hi = min(f.evaluate(env) for f in got[1])
         return range(lo, hi, loop.step_value)
 
 

@@ -29,12 +29,13 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import AffineMapAttr
 from xdsl.ir import Operation, SSAValue
 
+from irkit.affine.linear import Div, Lin, floordiv_atom
 from irkit.dialects import loop as lp
-from irkit.raising.linear import Atom, Linear, affine_map_of, floordiv, has_floordiv, map_results
+from irkit.raising.linear import affine_map_of, has_floordiv, map_results
 from irkit.raising.loop_reader import RaiseError
 from irkit.raising.recovered import Found
 
-Key = object  # SSAValue, Atom, or a tagged tuple ("o" | "u" | "mod", ...)
+Key = object  # SSAValue, Div, or a tagged tuple ("o" | "u" | "mod", ...)
 Poly = dict[Key, Fraction]  # with the constant under the key 1
 
 
@@ -115,7 +116,7 @@ class _Copy:
             raise RaiseError(f"cannot raise pack '{name}': its copy is stored at a non-linear index", st)
         loops = {f.induction_var: f for f in lp.enclosing_loops(st)}
         digits: list[tuple[int, SSAValue, int]] = []  # (coefficient, loop variable, extent)
-        for var, coeff in index.coeffs.items():
+        for var, coeff in index.terms.items():
             loop = loops.get(var) if isinstance(var, SSAValue) else None
             if loop is None or coeff <= 0:
                 raise RaiseError(f"cannot raise pack '{name}': its copy index is not over its own loops", st)
@@ -136,7 +137,7 @@ class _Copy:
         if any(x is None for x in source):
             raise RaiseError(f"cannot raise pack '{name}': it copies from a non-linear index", src)
         self.digits = digits
-        self.source: list[Linear] = source  # type: ignore[assignment]
+        self.source: list[Lin] = source  # type: ignore[assignment]
         self.source_buffer: SSAValue = src.memref
         self.root = _copy_nest(st, alloc)
 
@@ -162,11 +163,11 @@ def _serving(ld: lp.LoadOp, copies: list[_Copy], name: str) -> _Copy:
 def _static_extent(loop: lp.ForOp) -> int | None:
     lower = map_results(loop.lower.data, list(loop.lower_operands))
     upper = map_results(loop.upper.data, list(loop.upper_operands))
-    if len(lower) != 1 or lower[0] != Linear() or loop.step_value != 1:
+    if len(lower) != 1 or lower[0] != Lin() or loop.step_value != 1:
         raise RaiseError(
             f"cannot raise a pack copy: loop '{loop.loop_name.data}' does not start at 0 by steps of 1", loop
         )
-    consts = [u.const for u in upper if u is not None and not u.coeffs]
+    consts = [u.const for u in upper if u is not None and not u.terms]
     return min(consts) if consts else None
 
 
@@ -187,8 +188,8 @@ def _copy_nest(st: lp.StoreOp, alloc: lp.AllocOp) -> Operation:
 # ---- the digits of a read ------------------------------------------------------------
 
 
-def _poly(form: Linear) -> Poly:
-    out: Poly = {k: Fraction(c) for k, c in form.coeffs.items()}
+def _poly(form: Lin) -> Poly:
+    out: Poly = {k: Fraction(c) for k, c in form.terms.items()}
     if form.const:
         out[1] = Fraction(form.const)
     return out
@@ -210,12 +211,12 @@ class _Offsets:
         self.loops = {f.induction_var: f for f in lp.enclosing_loops(op)}
         self.memo: dict[SSAValue, Poly] = {}
 
-    def base(self, loop: lp.ForOp) -> Linear:
+    def base(self, loop: lp.ForOp) -> Lin:
         lower = [x for x in map_results(loop.lower.data, list(loop.lower_operands)) if x is not None]
         if not lower:
             raise RaiseError(f"cannot raise loop '{loop.loop_name.data}': its lower bound is not linear", loop)
-        plain = [x for x in lower if not any(isinstance(k, Atom) for k in x.coeffs)]
-        return min(plain or lower, key=lambda x: len(x.coeffs))
+        plain = [x for x in lower if not any(isinstance(k, Div) for k in x.terms)]
+        return min(plain or lower, key=lambda x: len(x.terms))
 
     def of_var(self, v: SSAValue) -> Poly:
         if v in self.memo:
@@ -229,16 +230,16 @@ class _Offsets:
         self.memo[v] = out
         return out
 
-    def of(self, form: Linear) -> Poly:
+    def of(self, form: Lin) -> Poly:
         out: Poly = {1: Fraction(form.const)} if form.const else {}
-        for key, c in form.coeffs.items():
-            if isinstance(key, Atom):
-                out = _add(out, {("fd", _freeze(self.of(key.inner)), key.q): Fraction(1)}, Fraction(c))
+        for key, c in form.terms.items():
+            if isinstance(key, Div):
+                out = _add(out, {("fd", _freeze(self.of(key.arg)), key.by): Fraction(1)}, Fraction(c))
             else:
                 out = _add(out, self.of_var(key), Fraction(c))  # type: ignore[arg-type]
         return out
 
-    def back(self, p: Poly) -> Linear:
+    def back(self, p: Poly) -> Lin:
         """A polynomial over offsets back to a linear form over the loop variables."""
         out: Poly = {}
         for key, c in p.items():
@@ -252,7 +253,7 @@ class _Offsets:
                 const = int(c)
             else:
                 coeffs[key] = int(c)
-        return Linear(coeffs, const)
+        return Lin(coeffs, const)
 
     def _back_key(self, key: Key) -> Poly:
         if key == 1:
@@ -264,10 +265,10 @@ class _Offsets:
             return {k: c / (loop.step_value if key[0] == "u" else 1) for k, c in diff.items()}
         if isinstance(key, tuple) and key[0] == "fd":
             inner = self.back(dict(key[1]))
-            return _poly(floordiv(inner, key[2]))
+            return _poly(floordiv_atom(inner, key[2]))
         if isinstance(key, tuple) and key[0] == "mod":
             inner = self.back(dict(key[1]))
-            return _poly(inner - floordiv(inner, key[2]).scale(key[2]))
+            return _poly(inner - floordiv_atom(inner, key[2]).scale(key[2]))
         return {key: Fraction(1)}
 
 
@@ -313,7 +314,7 @@ def _digits(g: Poly, radix: list[int]) -> list[Poly]:
     return out
 
 
-def _prefer_inner(form: Linear, op: Operation) -> Linear:
+def _prefer_inner(form: Lin, op: Operation) -> Lin:
     """Name a tile start by the loop that runs exactly once from it: a jammed loop `fi` from `fo`
     with a window of at most its step is `fo` itself, and the read is `Wt[fi + 1]`, as the
     document's loops have it, not `Wt[fo + 1]`; a remainder row `ji_tail` from `jo + 14` that runs
@@ -321,18 +322,18 @@ def _prefer_inner(form: Linear, op: Operation) -> Linear:
     for loop in reversed(lp.enclosing_loops(op)):
         lower = map_results(loop.lower.data, list(loop.lower_operands))
         upper = map_results(loop.upper.data, list(loop.upper_operands))
-        if len(lower) != 1 or lower[0] is None or len(lower[0].coeffs) != 1:
+        if len(lower) != 1 or lower[0] is None or len(lower[0].terms) != 1:
             continue
-        ((start, coeff),) = lower[0].coeffs.items()
-        windows = [(u - lower[0]).const for u in upper if u is not None and not (u - lower[0]).coeffs]
-        if coeff != 1 or not windows or min(windows) > loop.step_value or start not in form.coeffs:
+        ((start, coeff),) = lower[0].terms.items()
+        windows = [(u - lower[0]).const for u in upper if u is not None and not (u - lower[0]).terms]
+        if coeff != 1 or not windows or min(windows) > loop.step_value or start not in form.terms:
             continue
-        k = form.coeffs[start]  # the loop runs once, at v = start + c (the last row of a block: jo + 14)
-        form = form - Linear({start: k}) + Linear({loop.induction_var: k}, -k * lower[0].const)
+        k = form.terms[start]  # the loop runs once, at v = start + c (the last row of a block: jo + 14)
+        form = form - Lin({start: k}) + Lin({loop.induction_var: k}, -k * lower[0].const)
     return form
 
 
-def _redirect(ld: lp.LoadOp, source: SSAValue, digits, source_index: list[Linear], name: str) -> None:
+def _redirect(ld: lp.LoadOp, source: SSAValue, digits, source_index: list[Lin], name: str) -> None:
     (g_form,) = map_results(ld.map.data, list(ld.indices))
     if g_form is None:
         raise RaiseError(f"cannot raise a read of pack '{name}': its index is not quasi-affine", ld)
@@ -340,10 +341,10 @@ def _redirect(ld: lp.LoadOp, source: SSAValue, digits, source_index: list[Linear
     g = _split_mods(offsets.of(g_form))
     parts = _digits(g, [c for c, _, _ in digits])
     by_var = {var: part for (_, var, _), part in zip(digits, parts)}
-    new_index: list[Linear] = []
+    new_index: list[Lin] = []
     for form in source_index:
         p: Poly = {1: Fraction(form.const)} if form.const else {}
-        for key, c in form.coeffs.items():
+        for key, c in form.terms.items():
             if key in by_var:
                 p = _add(p, by_var[key], Fraction(c))  # type: ignore[index]
             else:

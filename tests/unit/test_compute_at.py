@@ -15,7 +15,7 @@ from xdsl.ir import Block
 from xdsl.ir.affine import AffineExpr, AffineMap
 
 import irkit
-from irkit.affine.linear import Div, Lin, NotAffine, build_map, div_lin, lin_of
+from irkit.affine.linear import Div, Lin, NotAffine, build_map, div_atom, lin_of
 from irkit.affine.prove import Ranges
 from irkit.diagnostics import DiagnosticError
 from irkit.dialects import loop as lp
@@ -50,7 +50,7 @@ def test_lin_roundtrip_and_arithmetic():
     assert ops == [h, w]
     assert amap.eval([5, 7], []) == ((2 * 5 + 7 + 3) // 4, 7 - 5 + 1)
     assert Lin.of(h) + 2 - Lin.of(h) == Lin(const=2)
-    assert div_lin("ceildiv", Lin(const=-7), 2) == Lin(const=-3)
+    assert div_atom("ceildiv", Lin(const=-7), 2) == Lin(const=-3)
     with pytest.raises(NotAffine):
         lin_of(AffineExpr.symbol(0), [h])
 

@@ -22,10 +22,10 @@ import pytest
 from hypothesis import HealthCheck, assume, given, note, settings
 from strategies import matmul_chain_documents
 
+from irkit.affine.linear import Lin, floordiv_atom
 from irkit.api import compile as irkit_compile
 from irkit.diagnostics import DiagnosticError
 from irkit.frontend import parse_design
-from irkit.raising.linear import Linear, floordiv
 from irkit.raising.verify import compare_modules, lowered_loops, verify_document
 from irkit.reference import compare, reduction_lengths
 
@@ -266,11 +266,11 @@ def test_upper_bounds_are_compared_by_proof():
         pass
 
     m = Size()
-    rounded = floordiv(Linear({m: 1}, 10), 11).scale(11)  # 11 * ceildiv(M, 11)
-    assert provably_at_most(Linear({m: 1}), rounded)
-    assert not provably_at_most(rounded, Linear({m: 1}))
-    assert provably_at_most(floordiv(Linear({m: 1}), 4).scale(4), Linear({m: 1}))
-    assert not provably_at_most(Linear({m: 1}, 1), Linear({m: 1}))
+    rounded = floordiv_atom(Lin({m: 1}, 10), 11).scale(11)  # 11 * ceildiv(M, 11)
+    assert provably_at_most(Lin({m: 1}), rounded)
+    assert not provably_at_most(rounded, Lin({m: 1}))
+    assert provably_at_most(floordiv_atom(Lin({m: 1}), 4).scale(4), Lin({m: 1}))
+    assert not provably_at_most(Lin({m: 1}, 1), Lin({m: 1}))
 
 
 # ---- the property ----------------------------------------------------------------------------

@@ -23,8 +23,8 @@ from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, StringAttr
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 
+from irkit.affine.linear import POSITIONS, no_div, try_lin_of
 from irkit.dialects import loop as lp
-from irkit.dialects.loop import linear_form
 from irkit.passes.lower_tensorop import SCHEDULE_ATTR
 from irkit.passes.schedule.helpers import fail, get_str, name, nest_loops, stage_nests
 
@@ -40,14 +40,12 @@ MAY_FOLLOW = frozenset({"unroll_jam", "pack", "compute_at", "compute_root"})
 
 
 def lin_of(expr: AffineExpr, operands: Sequence[SSAValue]) -> Lin | None:
-    form = linear_form(expr)
+    """The core's form over map positions (no divisions), renamed to the operands (repeats merged)."""
+    form = try_lin_of(expr, POSITIONS, div=no_div)
     if form is None:
         return None
-    terms: dict[SSAValue, int] = {}
-    for dim, k in form[0].items():
-        v = operands[dim]
-        terms[v] = terms.get(v, 0) + k
-    return {v: k for v, k in terms.items() if k}, form[1]
+    form = form.renamed(operands.__getitem__)
+    return form.terms, form.const
 
 
 def lin_add(a: Lin, b: Lin, scale: int = 1) -> Lin:

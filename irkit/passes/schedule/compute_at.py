@@ -104,17 +104,8 @@ from xdsl.ir.affine import (
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from irkit.affine.linear import (
-    Lin,
-    NotAffine,
-    access_forms,
-    build_map,
-    expr_of,
-    lin_of,
-    lower_terms,
-    set_bounds,
-    upper_terms,
-)
+from irkit.affine.bounds import access_forms, lower_terms, set_bounds, upper_terms
+from irkit.affine.linear import Lin, NotAffine, build_map, expr_of, lin_of
 from irkit.affine.prove import Prover, Ranges, depth
 from irkit.diagnostics import DiagnosticError
 from irkit.dialects import loop as lp
