@@ -39,7 +39,7 @@ with the arguments in the function's order.  Conventions, and why:
   `-fopt-info-vec` report.  Under `relaxed_math` `exp` is `irkit_fast_expf`
   / `irkit_fast_exp` (`irkit.backends.c_math`); vector loops that write an
   output nobody reads contiguously may use streaming stores
-  (`KernelEmitter.plan_stream`).
+  (`irkit.backends.c_plan.plan_stream`).
   `unroll N` -> `#pragma GCC unroll N`, except on a loop that already has an
   OpenMP pragma (GCC cannot combine them; a comment says so).
 - **Values.**  Every SSA value is a `const` local; constants are inlined
@@ -64,8 +64,6 @@ from dataclasses import dataclass, field
 from xdsl.dialects import func
 from xdsl.dialects.arith import CMPF_COMPARISON_OPERATIONS, CMPI_COMPARISON_OPERATIONS
 from xdsl.dialects.builtin import (
-    ArrayAttr,
-    DictionaryAttr,
     FileLineColLoc,
     FloatAttr,
     IndexType,
@@ -73,9 +71,8 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
     ModuleOp,
-    StringAttr,
 )
-from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.ir.affine import (
     AffineBinaryOpExpr,
     AffineBinaryOpKind,
@@ -86,12 +83,13 @@ from xdsl.ir.affine import (
     AffineSymExpr,
 )
 
-from irkit.backends import c_math, c_outline, c_simd
+from irkit.backends import c_math, c_outline, c_plan, c_simd
+from irkit.backends.c_plan import Reduction, relaxed_math
 from irkit.backends.c_syntax import c_symbol, c_type, float_literal, int_literal
 from irkit.backends.c_syntax import comment as _comment
 from irkit.backends.c_syntax import is_f32 as _is_f32
 from irkit.diagnostics import Diagnostic, DiagnosticError, at_op
-from irkit.dialects.loop import AllocOp, ForOp, FreeOp, LoadOp, StoreOp, linear_form, store_depends_on
+from irkit.dialects.loop import AllocOp, ForOp, FreeOp, LoadOp, StoreOp
 from irkit.kernel_abi import DTYPE_OF, kernel_args, layout_order
 from irkit.names import check_name, is_c_name
 
@@ -300,14 +298,6 @@ class _Deferred:
         self.render = render
 
 
-@dataclass
-class _Reduction:
-    load: LoadOp
-    store: StoreOp
-    combine: Operation
-    omp: str
-
-
 # Ops with no effect other than their result (dropped when the result is unused).
 _BINARY = {
     "arith.addf": "{a} + {b}",
@@ -319,18 +309,6 @@ _BINARY = {
     "arith.andi": "{a} & {b}",
     "arith.ori": "{a} | {b}",
     "arith.xori": "{a} ^ {b}",
-}
-_REDUCTION_OMP = {
-    "arith.addf": "+",
-    "arith.addi": "+",
-    "arith.mulf": "*",
-    "arith.muli": "*",
-    "arith.maximumf": "max",
-    "arith.maxnumf": "max",
-    "arith.maxsi": "max",
-    "arith.minimumf": "min",
-    "arith.minnumf": "min",
-    "arith.minsi": "min",
 }
 # math.<name> -> C function for double (f32 adds the `f` suffix).
 _MATH = {
@@ -775,15 +753,19 @@ class KernelEmitter:
             facts.append(f"stage {op.stage.data}")
         pragmas: list[str] = []
         notes: list[str] = []
-        reductions: list[_Reduction] = []
+        reductions: list[Reduction] = []
         vector = op.vector.value.data if op.vector is not None else 1
         simd = False
         if vector > 1:
-            problem, reductions = self.plan_vector(op)
-            if problem is None:
+            plan = c_plan.plan_vector(op, lambda st: self.buffers_name(st.memref, st))
+            for helper in plan.helpers:
+                self.shared.use(helper)
+            self.shared.math = self.shared.math or plan.math
+            reductions = plan.reductions
+            if plan.problem is None:
                 simd = True
             else:
-                notes.append(f"vectorize {vector} not asserted: {problem}")
+                notes.append(f"vectorize {vector} not asserted: {plan.problem}")
         omp: list[str] = []
         if op.parallel is not None:
             omp = ["parallel for", "simd"] if simd else ["parallel for"]
@@ -795,7 +777,9 @@ class KernelEmitter:
                 omp.append(f"reduction({red.omp}:{{{id(red)}}})")
             if vector & (vector - 1) == 0:
                 omp.append(f"simdlen({vector})")
-            omp.extend(self.aligned_clauses(op))
+            known = {v: (b.name, b.align) for v, b in self.buffers.items()}
+            for align, names in c_plan.aligned_buffers(op, known):
+                omp.append(f"aligned({', '.join(names)}: {align})")
         if vector > 1:
             facts.append(f"vector {vector}")
         unroll = op.unroll.value.data if op.unroll is not None else 1
@@ -805,7 +789,7 @@ class KernelEmitter:
             else:
                 pragmas.append(f"#pragma GCC unroll {min(unroll, MAX_UNROLL)}")
         # Reductions: the accumulated element lives in a local across the loop.
-        accs: list[tuple[_Reduction, str, str]] = []
+        accs: list[tuple[Reduction, str, str]] = []
         for red in reductions if simd else ():
             buf = self.buffers[red.store.memref]
             acc = self.fresh(f"{buf.name}_acc")
@@ -830,7 +814,7 @@ class KernelEmitter:
             for red, acc, _ in accs:
                 text = text.replace(f"{{{id(red)}}}", acc)
             pragmas.insert(0, f"#pragma omp {text}")
-        stream = self.plan_stream(op) if simd and not reductions else None
+        stream = c_plan.plan_stream(self.kernel, op) if simd and not reductions else None
         if stream is not None:
             self.emit_streaming(op, indent, iv, lb, ub, pragmas, stream)
             self.scopes.pop()
@@ -850,28 +834,6 @@ class KernelEmitter:
         for _, acc, addr in accs:
             self.emit(indent, f"{addr} = {acc};")
 
-    def plan_stream(self, op: ForOp) -> StoreOp | None:
-        """The store of a vector loop that may be streaming (non-temporal), or None.
-
-        Streaming stores write whole vectors around the caches: for an output
-        that the kernel writes once and never reads, and that is too large to
-        stay in cache anyway, they save the read of each line before it is
-        written (a triad moves 16 bytes per element instead of 20).  Eligible: a
-        vector loop (simd, no reduction, not itself parallel, step 1) with one
-        store, to an output argument of f32/f64 that no load in the kernel reads,
-        at an element contiguous in the loop (its innermost storage index is the
-        loop variable plus loop-invariant terms).  Whether to stream is decided
-        at run time, per loop entry: when the output has at least
-        `IRKIT_NT_MIN_BYTES` (see `stream_threshold`).
-        """
-        st = stream_candidate(self.kernel, op)
-        if st is None:
-            return None
-        buf = self.buffers.get(st.memref)
-        if buf is None or buf.elements is None or buf.ctype not in ("float", "double"):
-            return None
-        return st
-
     def emit_streaming(
         self, op: ForOp, indent: int, iv: str, lb: str, ub: str, pragmas: list[str], st: StoreOp
     ) -> None:
@@ -887,7 +849,7 @@ class KernelEmitter:
         for arg in self.kernel.body.block.args:
             if isinstance(arg.type, IndexType) and _mentions(buf.elements or "", self.values[arg]):
                 self.used_params.add(arg)
-        threshold = stream_threshold(self.kernel)
+        threshold = c_plan.stream_threshold(self.kernel)
         self.scopes.append(set())
         lo, hi, a, b, v, c = (self.fresh(f"{iv}_{x}") for x in ("lo", "hi", "a", "b", "skip", "c"))
         chunk = self.fresh(f"{buf.name}_v")
@@ -937,7 +899,7 @@ class KernelEmitter:
         del self.redirect[st]
         self.emit(i2 + 1, f"irkit_stream_{'f32' if f32 else 'f64'}(&{address(c)}, {chunk});")
         self.emit(i2, "}")
-        anchor = fence_anchor(op)
+        anchor = c_plan.fence_anchor(op)
         if anchor is None:
             self.emit(i2, "irkit_stream_fence();")
         else:
@@ -948,86 +910,6 @@ class KernelEmitter:
         body(b, hi, [], i1)
         self.emit(indent, "}")
         self.scopes.pop()
-
-    def aligned_clauses(self, op: ForOp) -> list[str]:
-        """`aligned(A, B: 64)` for the buffers a vector loop accesses at addresses that vary with it.
-
-        OpenMP's `aligned` promises only that the *pointer* (the buffer's first
-        element) is aligned, the same promise as the `__builtin_assume_aligned`
-        at entry: the document's `align`/`aligned(T, n)` for arguments (the runner
-        refuses misaligned arrays) and the allocation's alignment for
-        temporaries.  Which accesses are then aligned, gcc works out itself (it
-        peels or uses unaligned loads where a row stride or the loop's start
-        leave it unknown), so the clause can never make a wrong promise.
-        """
-        iv = op.induction_var
-        by_align: dict[int, list[str]] = {}
-        for acc in op.body.block.ops:
-            if not isinstance(acc, LoadOp | StoreOp) or acc in self.skip or acc.memref not in self.buffers:
-                continue
-            used = set().union(*(r.used_dims() for r in acc.map.data.results))
-            if not any(v is iv and k in used for k, v in enumerate(acc.indices)):
-                continue
-            buf = self.buffers[acc.memref]
-            if buf.align and buf.align & (buf.align - 1) == 0 and buf.name not in by_align.get(buf.align, []):
-                by_align.setdefault(buf.align, []).append(buf.name)
-        return [f"aligned({', '.join(names)}: {a})" for a, names in sorted(by_align.items())]
-
-    def reduction_identifier(self, comb: Operation) -> str:
-        """The OpenMP reduction identifier for a reduction combined by `comb`: the built-in
-        operator, or for float max/min a declared reduction with the loop's own NaN semantics."""
-        if comb.name in ("arith.maximumf", "arith.minimumf", "arith.maxnumf", "arith.minnumf"):
-            f32 = _is_f32(comb.results[0].type)
-            if comb.name.endswith("numf"):
-                fn = ("fmax" if "max" in comb.name else "fmin") + ("f" if f32 else "")
-            else:
-                fn = "irkit_" + ("maximum" if "max" in comb.name else "minimum") + ("f" if f32 else "")
-                self.shared.use(fn)
-            self.shared.use(f"irkit_red_{fn}")
-            self.shared.math = True  # INFINITY, NAN, fmax
-            return fn
-        return _REDUCTION_OMP[comb.name]
-
-    def plan_vector(self, op: ForOp) -> tuple[str | None, list[_Reduction]]:
-        """Why `#pragma omp simd` would be wrong for this loop (None: it is right), and its reductions."""
-        inner = [o for o in op.walk() if o is not op]
-        if any(isinstance(o, ForOp | AllocOp | FreeOp) for o in inner):
-            return "its body holds loops or allocations", []
-        body = list(op.body.block.ops)
-        if len(body) != len(inner):
-            return "its body holds nested regions", []
-        iv = op.induction_var
-        defined_inside = {r for o in inner for r in o.results}
-        accesses = [o for o in body if isinstance(o, LoadOp | StoreOp)]
-
-        def same(a: LoadOp | StoreOp, b: LoadOp | StoreOp) -> bool:
-            return a.memref is b.memref and a.map.data == b.map.data and list(a.indices) == list(b.indices)
-
-        reductions: list[_Reduction] = []
-        for st in (o for o in body if isinstance(o, StoreOp)):
-            name = self.buffers_name(st.memref, st)
-            others = [a for a in accesses if a is not st and a.memref is st.memref]
-            if store_depends_on(st, iv):
-                if not _injective(st, iv, defined_inside):
-                    return f"two iterations may write the same element of '{name}'", []
-                if any(not same(a, st) for a in others):
-                    return f"'{name}' is accessed at two different elements in one iteration", []
-                continue
-            why = f"every iteration writes the same element of '{name}' in a way that is not a simple reduction"
-            if any(v in defined_inside for v in st.indices) or len(others) != 1:
-                return why, []
-            ld = others[0]
-            if not isinstance(ld, LoadOp) or not same(ld, st) or body.index(ld) > body.index(st):
-                return why, []
-            comb = st.value.owner
-            if not isinstance(comb, Operation) or comb not in inner or comb.name not in _REDUCTION_OMP:
-                return why, []
-            if list(comb.operands).count(ld.result) != 1 or not ld.result.has_one_use():
-                return why, []
-            if not comb.results[0].has_one_use():
-                return why, []
-            reductions.append(_Reduction(ld, st, comb, self.reduction_identifier(comb)))
-        return None, reductions
 
     # ---- scalar ops
     def emit_scalar(self, op: Operation, indent: int) -> None:
@@ -1123,88 +1005,6 @@ class KernelEmitter:
 
 def _mentions(text: str, name: str) -> bool:
     return re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", text) is not None
-
-
-def _injective(store: StoreOp, iv: SSAValue, varying: set[SSAValue]) -> bool:
-    """Do different values of `iv` make `store` write different elements?  Yes if one index is
-    linear in `iv` with a nonzero coefficient and uses nothing else that varies with it."""
-    for result in store.map.data.results:
-        form = linear_form(result)
-        if form is None:
-            continue
-        coeff = sum(k for pos, k in form[0].items() if store.indices[pos] is iv)
-        others = [store.indices[pos] for pos in form[0] if store.indices[pos] is not iv]
-        if coeff != 0 and not any(v in varying for v in others):
-            return True
-    return False
-
-
-def fence_anchor(op: ForOp) -> ForOp | None:
-    """The loop whose iterations end with the `sfence` of streaming loop `op`: the nearest
-    parallel loop around it (each thread fences its own stores), else the outermost loop
-    around it; None when `op` is itself outermost (it fences after itself)."""
-    outermost = None
-    node = op.parent_op()
-    while node is not None:
-        if isinstance(node, ForOp):
-            if node.parallel is not None:
-                return node
-            outermost = node
-        node = node.parent_op()
-    return outermost
-
-
-def stream_candidate(kernel: func.FuncOp, op: ForOp) -> StoreOp | None:
-    """The store of loop `op` that streaming would write, by the structure alone (see
-    `KernelEmitter.plan_stream`; the cost model asks the same question)."""
-    if op.vector is None or op.parallel is not None or op.step_value != 1:
-        return None
-    body = list(op.body.block.ops)
-    stores = [o for o in body if isinstance(o, StoreOp)]
-    if len(stores) != 1:
-        return None
-    st = stores[0]
-    if not isinstance(st.memref, BlockArgument) or st.memref.owner is not kernel.body.block:
-        return None
-    if any(isinstance(o, LoadOp) and o.memref is st.memref for o in kernel.body.walk()):
-        return None
-    iv = op.induction_var
-    inside = {r for o in body for r in o.results}
-    if any(v in inside for v in st.indices):
-        return None
-    inner = layout_order(st.memref.type)[-1]  # type: ignore[arg-type]
-    for d, result in enumerate(st.map.data.results):
-        used = {pos for pos in result.used_dims() if st.indices[pos] is iv}
-        if d != inner:
-            if used:
-                return None
-            continue
-        form = linear_form(result)
-        if form is None or sum(k for pos, k in form[0].items() if st.indices[pos] is iv) != 1:
-            return None
-    return st
-
-
-def stream_threshold(kernel: func.FuncOp) -> int:
-    """The least output size (bytes) that vector loops stream: the largest cache of the
-    kernel's inline hardware block, else `c_math.DEFAULT_NT_MIN_BYTES` (the `generic`
-    profile's last cache level).  `-DIRKIT_NT_MIN_BYTES=n` overrides it in the C."""
-    hw = kernel.attributes.get("irkit.hardware")
-    sizes = []
-    if isinstance(hw, DictionaryAttr) and isinstance(hw.data.get("levels"), ArrayAttr):
-        for level in hw.data["levels"].data:  # type: ignore[union-attr]
-            if not isinstance(level, DictionaryAttr):
-                continue
-            name, size = level.data.get("name"), level.data.get("size")
-            if isinstance(name, StringAttr) and name.data != "dram" and isinstance(size, IntegerAttr | FloatAttr):
-                sizes.append(int(size.value.data))
-    return max(sizes) if sizes else c_math.DEFAULT_NT_MIN_BYTES
-
-
-def relaxed_math(kernel: func.FuncOp) -> bool:
-    """Does the kernel's `irkit.assume` hold `relaxed_math` (fast, vectorizable exp; see `c_math`)?"""
-    assume = kernel.attributes.get("irkit.assume")
-    return isinstance(assume, DictionaryAttr) and "relaxed_math" in assume.data
 
 
 def _cmp_name(op: Operation, kind: str) -> str:
