@@ -44,7 +44,9 @@ with the arguments in the function's order.  Conventions, and why:
   OpenMP pragma (GCC cannot combine them; a comment says so).
 - **Values.**  Every SSA value is a `const` local; constants are inlined
   as literals (`INFINITY` for infinities); unused pure values are dropped
-  (they would be -Wunused warnings).  i32 add/sub/mul wrap (helpers), as
+  (they would be -Wunused warnings): the kernels are written from a copy of
+  the module that xDSL's dead-code elimination has pruned
+  (`c_plan.eliminate_dead_code`).  i32 add/sub/mul wrap (helpers), as
   arith's do.
 - **Temporaries.**  `loop.alloc` -> `posix_memalign` of exactly
   count*sizeof(T) bytes (alignment: the op's or 64), `loop.free` -> `free`.
@@ -298,7 +300,7 @@ class _Deferred:
         self.render = render
 
 
-# Ops with no effect other than their result (dropped when the result is unused).
+# arith ops written as C operators.
 _BINARY = {
     "arith.addf": "{a} + {b}",
     "arith.subf": "{a} - {b}",
@@ -375,7 +377,6 @@ _CASTS = (
     "arith.extsi",
     "arith.trunci",
 )
-_PURE_PREFIXES = ("arith.", "math.")
 
 
 class _Module:
@@ -577,7 +578,6 @@ class KernelEmitter:
         # Stride definitions name sizes directly; they mark sizes used when rendered.
         size_values = {self.values[a]: a for a in k.body.block.args if isinstance(a.type, IndexType)}
 
-        self.live = self.live_ops()
         header = _Deferred(lambda: self.entry_lines(tensors, size_values))
         self.lines.append(header)
         self.emit_block(k.body.block, 1)
@@ -643,31 +643,10 @@ class KernelEmitter:
                 lines.append(INDENT + f"(void){self.values[arg]};")
         return lines
 
-    # ---- liveness: pure ops whose results nobody needs are not written
-    def live_ops(self) -> set[Operation]:
-        live: set[Operation] = set()
-        work: list[Operation] = []
-        for op in self.kernel.body.walk():
-            if op is self.kernel or not self.is_pure(op):
-                live.add(op)
-                work.append(op)
-        while work:
-            op = work.pop()
-            for operand in op.operands:
-                owner = operand.owner
-                if isinstance(owner, Operation) and owner not in live:
-                    live.add(owner)
-                    work.append(owner)
-        return live
-
-    @staticmethod
-    def is_pure(op: Operation) -> bool:
-        return isinstance(op, LoadOp) or op.name.startswith(_PURE_PREFIXES)
-
     # ---- blocks and ops
     def emit_block(self, block: Block, indent: int) -> None:
         for op in block.ops:
-            if op in self.skip or op not in self.live:
+            if op in self.skip:
                 continue
             if block is self.kernel.body.block:  # where each top-level op's lines start (c_outline)
                 self.top_starts.append((len(self.lines), isinstance(op, ForOp)))
@@ -1044,14 +1023,19 @@ def emit_c(module: ModuleOp) -> str:
                 )
     if not kernels:
         raise DiagnosticError([Diagnostic("error", "C backend: the module holds no kernel function", "<module>")])
-    shared = _Module()
-    bodies: list[list[str]] = []
     seen: set[str] = set()
     for kernel in kernels:
         name = kernel.sym_name.data
         if name in seen:
             raise DiagnosticError([at_op("error", f"C backend: two kernels are called '{name}'", kernel)])
         seen.add(name)
+    # The kernels are written from a copy without dead code: the caller's module stays as it is.
+    copy = module.clone()
+    kernels = [op for op in copy.body.block.ops if isinstance(op, func.FuncOp)]
+    shared = _Module()
+    bodies: list[list[str]] = []
+    for kernel in kernels:
+        c_plan.eliminate_dead_code(kernel)
         bodies.append(KernelEmitter(kernel, shared).run())
     return assemble(kernels, shared, bodies)
 

@@ -16,7 +16,10 @@ it predicts the code the backend writes.
   from which it streams and `fence_anchor` the loop whose iterations end with
   the store fence;
 - `relaxed_math(kernel)`: does the kernel allow the fast, vectorizable `exp`
-  and FMA contraction.
+  and FMA contraction;
+- `eliminate_dead_code(kernel)`: xDSL's dead-code elimination, run by the
+  printer on its own copy of the module before anything else (pure values
+  nobody uses would be -Wunused warnings).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
 )
 from xdsl.ir import BlockArgument, Operation, SSAValue
+from xdsl.transforms.dead_code_elimination import region_dce
 
 from irkit.backends.c_math import DEFAULT_NT_MIN_BYTES
 from irkit.backends.c_syntax import is_f32
@@ -45,6 +49,7 @@ __all__ = [
     "Reduction",
     "VectorPlan",
     "aligned_buffers",
+    "eliminate_dead_code",
     "fence_anchor",
     "plan_stream",
     "plan_vector",
@@ -309,3 +314,28 @@ def relaxed_math(kernel: func.FuncOp) -> bool:
     """Does the kernel's `irkit.assume` hold `relaxed_math` (fast, vectorizable exp; see `c_math`)?"""
     assume = kernel.attributes.get("irkit.assume")
     return isinstance(assume, DictionaryAttr) and "relaxed_math" in assume.data
+
+
+# Side-effect-free ops that xDSL 0.75 declares no memory effect for (every other arith and
+# math op is `Pure` there), so its dead-code elimination keeps them: removed here.
+UNTRAITED_PURE = frozenset({"arith.extsi", "arith.remui"})
+
+
+def eliminate_dead_code(kernel: func.FuncOp) -> None:
+    """Remove, in place, the ops of `kernel` whose results nobody needs and that have no other
+    effect: xDSL's `region_dce` (ops whose traits say they are pure, or only read, such as
+    `loop.load`), then the few `UNTRAITED_PURE` ops it cannot know, until nothing changes.
+    Loops, stores, allocations and frees stay (see `irkit.dialects.loop`)."""
+    while True:
+        region_dce(kernel.body)
+        dead = [
+            op
+            for op in kernel.body.walk()
+            if op.name in UNTRAITED_PURE and all(r.first_use is None for r in op.results)
+        ]
+        if not dead:
+            return
+        for op in reversed(dead):
+            block = op.parent_block()
+            assert block is not None
+            block.erase_op(op)

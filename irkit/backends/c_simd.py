@@ -440,7 +440,7 @@ class SimdEmitter:
         fused = _fusions(loop, plan)
         splats: dict[SSAValue, str] = {}
         for op in loop.body.block.ops:
-            if op in em.skip or op not in em.live or any(op is m for m, _ in fused.values()):
+            if op in em.skip or any(op is m for m, _ in fused.values()):
                 continue
             if id(op) in fused:
                 self._emit_fma(op, fused[id(op)], plan, vals, splats, inner)
