@@ -54,6 +54,14 @@ with the arguments in the function's order.  Conventions, and why:
   `aligned_alloc`'s rounded-up size would hide; posix_memalign is why the
   file defines `_POSIX_C_SOURCE`.  The output is C99 (`-std=c99`) and
   compiles warning-free under `-Wall -Wextra -Werror` with `-fopenmp`.
+
+The module is split along its jobs: `c_plan` decides (vector and reduction
+plans, streaming stores, alignment, dead code), `c_language.CLanguage`
+says what is C99/OpenMP-specific in the text (`restrict`, the pragmas, the
+signature, the headers; another C-like target subclasses it), `c_syntax`
+spells types and literals, `c_simd` writes explicit vectors and register
+tiles, `c_outline` cuts large kernels into functions; `KernelEmitter` here
+names, lays out buffers and prints statements.
 """
 
 from __future__ import annotations
@@ -86,6 +94,8 @@ from xdsl.ir.affine import (
 )
 
 from irkit.backends import c_math, c_outline, c_plan, c_simd
+from irkit.backends.c_language import C_STD as C_STD  # re-exported: the C standard the build uses
+from irkit.backends.c_language import CLanguage
 from irkit.backends.c_plan import Reduction, relaxed_math
 from irkit.backends.c_syntax import c_symbol, c_type, float_literal, int_literal
 from irkit.backends.c_syntax import comment as _comment
@@ -95,7 +105,6 @@ from irkit.dialects.loop import AllocOp, ForOp, FreeOp, LoadOp, StoreOp
 from irkit.kernel_abi import DTYPE_OF, kernel_args, layout_order
 from irkit.names import check_name, is_c_name
 
-C_STD = "c99"
 INDENT = "    "
 DEFAULT_TEMP_ALIGN = 64
 MAX_UNROLL = 65534  # GCC's limit for `#pragma GCC unroll`
@@ -396,9 +405,10 @@ class _Module:
 class KernelEmitter:
     """Writes one kernel function."""
 
-    def __init__(self, kernel: func.FuncOp, shared: _Module):
+    def __init__(self, kernel: func.FuncOp, shared: _Module, lang: CLanguage):
         self.kernel = kernel
         self.shared = shared
+        self.lang = lang
         self.affine = AffinePrinter(shared.use)
         self.lines: list[str | _Deferred] = []
         self.scopes: list[set[str]] = [set()]
@@ -549,7 +559,7 @@ class KernelEmitter:
                 s = next(s for s in sizes if s.value is arg)
                 self.values[arg] = check_name(s.name, "size", k)
                 size_names.append(s.name)
-                params.append(f"int64_t {s.name}")
+                params.append(self.lang.size_param(s.name))
             else:
                 t = by_value[arg]
                 name = check_name(t.name, "tensor", k)
@@ -559,8 +569,7 @@ class KernelEmitter:
                     raise self.fail(f"tensor '{name}': role must be input or output, not '{t.role}'", k)
                 self.values[arg] = name
                 ctype = c_type(t.memref.element_type)
-                const = "const " if t.role == "input" else ""
-                params.append(f"{const}{ctype} *restrict {name}")
+                params.append(self.lang.tensor_param(ctype or "", name, readonly=t.role == "input"))
         all_names = [self.values[a] for a in k.body.block.args]
         dup = {n for n in all_names if all_names.count(n) > 1}
         if dup:
@@ -583,7 +592,7 @@ class KernelEmitter:
         self.emit_block(k.body.block, 1)
 
         out = [self.comment_line(kname, sizes, tensors)]
-        out.append(f"void {c_symbol(kname)}({', '.join(params)})")
+        out.append(self.lang.kernel_signature(c_symbol(kname), params))
         out.append("{")
         body: list[str] = []
         rendered: dict[int, list[str]] = {}
@@ -600,7 +609,9 @@ class KernelEmitter:
         positions.append(len(body))
         ends = [s for s, _ in self.top_starts[1:]] + [len(self.lines)]
         nests = [(positions[s], positions[e]) for (s, loop), e in zip(self.top_starts, ends) if loop]
-        parts, body = c_outline.outline(c_symbol(kname), params, body, nests)  # big kernels only
+        parts, body = c_outline.outline(  # big kernels only
+            c_symbol(kname), params, body, nests, self.lang.restrict, self.lang.part_qualifier
+        )
         out[0:0] = parts
         out.extend(body)
         out.append("}")
@@ -637,7 +648,7 @@ class KernelEmitter:
             if t.value in self.used_params and align and align & (align - 1) == 0:
                 ctype = self.buffers[t.value].ctype
                 const = "const " if t.role == "input" else ""
-                lines.append(INDENT + f"{t.name} = ({const}{ctype} *)__builtin_assume_aligned({t.name}, {align});")
+                lines.append(INDENT + self.lang.assume_aligned(t.name, f"{const}{ctype} *", align))
         for arg in self.kernel.body.block.args:
             if arg not in self.used_params:
                 lines.append(INDENT + f"(void){self.values[arg]};")
@@ -703,7 +714,7 @@ class KernelEmitter:
         self.shared.use("irkit_alloc")
         self.emit(
             indent,
-            f"{buf.ctype} *restrict {var} = ({buf.ctype} *)irkit_alloc({count}, sizeof({buf.ctype}), {align}, "
+            f"{buf.ctype} *{self.lang.restrict} {var} = ({buf.ctype} *)irkit_alloc({count}, sizeof({buf.ctype}), {align}, "
             f'"{name}");',
         )
         self.lines.append(_Deferred(lambda: [INDENT * indent + line for line in self.stride_lines(buf)]))
@@ -722,65 +733,40 @@ class KernelEmitter:
             text = f"{helper}({text}, {part})"
         return text
 
-    def emit_for(self, op: ForOp, indent: int) -> None:
-        lname = check_name(op.loop_name.data, "loop", op)
-        lb = self.bound(op.lower.data, op.lower_operands, "irkit_max_i64")
-        ub = self.bound(op.upper.data, op.upper_operands, "irkit_min_i64")
-        step = op.step_value
-        facts = []
-        if op.stage is not None:
-            facts.append(f"stage {op.stage.data}")
-        pragmas: list[str] = []
-        notes: list[str] = []
-        reductions: list[Reduction] = []
-        vector = op.vector.value.data if op.vector is not None else 1
-        simd = False
-        if vector > 1:
-            plan = c_plan.plan_vector(op, lambda st: self.buffers_name(st.memref, st))
-            for helper in plan.helpers:
-                self.shared.use(helper)
-            self.shared.math = self.shared.math or plan.math
-            reductions = plan.reductions
-            if plan.problem is None:
-                simd = True
-            else:
-                notes.append(f"vectorize {vector} not asserted: {plan.problem}")
-        omp: list[str] = []
-        if op.parallel is not None:
-            omp = ["parallel for", "simd"] if simd else ["parallel for"]
-            omp.append("schedule(static)")
-        elif simd:
-            omp = ["simd"]
-        if simd:
-            for red in reductions:
-                omp.append(f"reduction({red.omp}:{{{id(red)}}})")
-            if vector & (vector - 1) == 0:
-                omp.append(f"simdlen({vector})")
-            known = {v: (b.name, b.align) for v, b in self.buffers.items()}
-            for align, names in c_plan.aligned_buffers(op, known):
-                omp.append(f"aligned({', '.join(names)}: {align})")
+    def vector_plan(self, op: ForOp, vector: int, notes: list[str]) -> list[Reduction] | None:
+        """The reductions of a `vector` loop that gets a SIMD pragma (`c_plan.plan_vector`), or
+        None (not a vector loop, or a note saying why not)."""
+        if vector <= 1:
+            return None
+        plan = c_plan.plan_vector(op, lambda st: self.buffers_name(st.memref, st))
+        for helper in plan.helpers:
+            self.shared.use(helper)
+        self.shared.math = self.shared.math or plan.math
+        if plan.problem is not None:
+            notes.append(f"vectorize {vector} not asserted: {plan.problem}")
+            return None
+        return plan.reductions
+
+    def aligned(self, op: ForOp) -> list[tuple[int, list[str]]]:
+        known = {v: (b.name, b.align) for v, b in self.buffers.items()}
+        return c_plan.aligned_buffers(op, known)
+
+    def open_reduction(self, red: Reduction, indent: int) -> tuple[Reduction, str, str]:
+        """The accumulated element of a reduction in a local across the loop: (red, local, address)."""
+        buf = self.buffers[red.store.memref]
+        acc = self.fresh(f"{buf.name}_acc")
+        addr = self.address(red.load.memref, red.load.map.data, red.load.indices)
+        self.emit(indent, f"{buf.ctype} {acc} = {addr};")
+        self.skip.update((red.load, red.store))
+        self.values[red.load.result] = acc
+        self.assign[red.combine] = acc
+        return red, acc, addr
+
+    def loop_comments(self, op: ForOp, lname: str, iv: str, vector: int, notes: list[str], indent: int) -> None:
+        """`/* loop j, stage s, vector 8 (origin) */` where it says something, then the notes."""
+        facts = [f"stage {op.stage.data}"] if op.stage is not None else []
         if vector > 1:
             facts.append(f"vector {vector}")
-        unroll = op.unroll.value.data if op.unroll is not None else 1
-        if unroll > 1:
-            if omp:
-                notes.append(f"unroll {unroll} not applied: GCC cannot combine it with an OpenMP loop pragma")
-            else:
-                pragmas.append(f"#pragma GCC unroll {min(unroll, MAX_UNROLL)}")
-        # Reductions: the accumulated element lives in a local across the loop.
-        accs: list[tuple[Reduction, str, str]] = []
-        for red in reductions if simd else ():
-            buf = self.buffers[red.store.memref]
-            acc = self.fresh(f"{buf.name}_acc")
-            addr = self.address(red.load.memref, red.load.map.data, red.load.indices)
-            self.emit(indent, f"{buf.ctype} {acc} = {addr};")
-            accs.append((red, acc, addr))
-            self.skip.update((red.load, red.store))
-            self.values[red.load.result] = acc
-            self.assign[red.combine] = acc
-        self.scopes.append(set())  # the loop variable's scope
-        iv = self.fresh(lname)
-        self.values[op.induction_var] = iv
         origin = f" ({op.origin.data})" if op.origin is not None else ""
         parent = op.parent_op()
         starts_stage = op.stage is not None and not (isinstance(parent, ForOp) and parent.stage == op.stage)
@@ -788,11 +774,34 @@ class KernelEmitter:
             self.emit(indent, "/* " + _comment(", ".join([f"loop {lname}", *facts]) + origin) + " */")
         for note in notes:
             self.emit(indent, "/* " + _comment(note) + " */")
-        if omp:
-            text = " ".join(omp)
-            for red, acc, _ in accs:
-                text = text.replace(f"{{{id(red)}}}", acc)
-            pragmas.insert(0, f"#pragma omp {text}")
+
+    def emit_for(self, op: ForOp, indent: int) -> None:
+        lname = check_name(op.loop_name.data, "loop", op)
+        lb = self.bound(op.lower.data, op.lower_operands, "irkit_max_i64")
+        ub = self.bound(op.upper.data, op.upper_operands, "irkit_min_i64")
+        step = op.step_value
+        notes: list[str] = []
+        vector = op.vector.value.data if op.vector is not None else 1
+        reductions = self.vector_plan(op, vector, notes)
+        simd = reductions is not None
+        reductions = reductions or []
+        aligned = self.aligned(op) if simd else []
+        unroll = op.unroll.value.data if op.unroll is not None else 1
+        annotated = simd or op.parallel is not None  # an OpenMP loop pragma
+        if unroll > 1 and annotated:
+            notes.append(f"unroll {unroll} not applied: GCC cannot combine it with an OpenMP loop pragma")
+        accs = [self.open_reduction(red, indent) for red in reductions]
+        self.scopes.append(set())  # the loop variable's scope
+        iv = self.fresh(lname)
+        self.values[op.induction_var] = iv
+        self.loop_comments(op, lname, iv, vector, notes, indent)
+        pragmas: list[str] = []
+        if annotated:
+            simdlen = vector if simd and vector & (vector - 1) == 0 else None
+            red_clauses = [(red.omp, acc) for red, acc, _ in accs]
+            pragmas.append(self.lang.loop_pragma(op.parallel is not None, simd, red_clauses, simdlen, aligned))
+        elif unroll > 1:
+            pragmas.append(self.lang.unroll_pragma(min(unroll, MAX_UNROLL)))
         stream = c_plan.plan_stream(self.kernel, op) if simd and not reductions else None
         if stream is not None:
             self.emit_streaming(op, indent, iv, lb, ub, pragmas, stream)
@@ -874,7 +883,7 @@ class KernelEmitter:
         self.emit(i2, f"for (int64_t {c} = {a}; {c} < {b}; {c} += {lanes}) {{")
         self.emit(i2 + 1, f"{buf.ctype} {chunk}[{lanes}] IRKIT_VEC_ALIGNED;")
         self.redirect[st] = f"{chunk}[{iv} - {c}]"
-        body(c, f"{c} + {lanes}", ["#pragma omp simd"], i2 + 1)
+        body(c, f"{c} + {lanes}", [self.lang.loop_pragma(parallel=False, simd=True)], i2 + 1)
         del self.redirect[st]
         self.emit(i2 + 1, f"irkit_stream_{'f32' if f32 else 'f64'}(&{address(c)}, {chunk});")
         self.emit(i2, "}")
@@ -996,8 +1005,11 @@ def _cmp_name(op: Operation, kind: str) -> str:
 # ------------------------------------------------------------------ module
 
 
-def emit_c(module: ModuleOp) -> str:
-    """C99 source for every kernel of a loop-level module; `DiagnosticError` for what C cannot hold."""
+def emit_c(module: ModuleOp, language: CLanguage | None = None) -> str:
+    """C99 source for every kernel of a loop-level module; `DiagnosticError` for what C cannot hold.
+
+    `language`: the hooks for what a C-like language spells differently (`c_language`)."""
+    lang = language if language is not None else CLanguage()
     kernels: list[func.FuncOp] = []
     for op in module.body.block.ops:
         if isinstance(op, func.FuncOp):
@@ -1036,43 +1048,29 @@ def emit_c(module: ModuleOp) -> str:
     bodies: list[list[str]] = []
     for kernel in kernels:
         c_plan.eliminate_dead_code(kernel)
-        bodies.append(KernelEmitter(kernel, shared).run())
-    return assemble(kernels, shared, bodies)
+        bodies.append(KernelEmitter(kernel, shared, lang).run())
+    return assemble(kernels, shared, bodies, lang)
 
 
-def assemble(kernels: list[func.FuncOp], shared: _Module, bodies: list[list[str]]) -> str:
+def assemble(kernels: list[func.FuncOp], shared: _Module, bodies: list[list[str]], lang: CLanguage) -> str:
     names = ", ".join(k.sym_name.data for k in kernels)
     docs = sorted({k.location.filename.data for k in kernels if isinstance(k.location, FileLineColLoc)})
     source = f" from {', '.join(docs)}" if docs else ""
     out = [
         "/* " + _comment(f"Generated by irkit{source}: kernel{'s' if len(kernels) > 1 else ''} {names}.") + " */",
-        f"/* C99 with OpenMP: cc -std={C_STD} -fopenmp. Do not edit; regenerate from the document. */",
+        "/* " + _comment(lang.banner()) + " */",
+        *lang.prelude(shared.alloc, shared.math),
+        "",
     ]
-    if shared.alloc:
-        out.append("#define _POSIX_C_SOURCE 200112L /* posix_memalign */")
-    out.append("#include <stdint.h>")
-    if shared.alloc:
-        out += ["#include <stdio.h>", "#include <stdlib.h>"]
-    if shared.math:
-        out.append("#include <math.h>")
-    out.append("")
     for helper in _HELPERS:
         if helper in shared.helpers:
             out.append(_HELPERS[helper])
     out.extend(c_math.helper_texts(shared.helpers))
-    out.extend(c_simd.helper_texts(shared.helpers))
+    out.extend(c_simd.helper_texts(shared.helpers, lang))
     if shared.helpers:
         out.append("")
     for i, (kernel, body) in enumerate(zip(kernels, bodies)):
         if i:
             out.append("")
-        if relaxed_math(kernel):
-            # relaxed_math allows contracting a * b + c into one FMA (one rounding
-            # instead of two); other kernels keep C99's op-by-op rounding, which is
-            # what the numpy oracle computes.
-            out += ["#pragma GCC push_options", '#pragma GCC optimize ("fp-contract=fast")']
-            out.extend(body)
-            out.append("#pragma GCC pop_options")
-        else:
-            out.extend(body)
+        out.extend(lang.relaxed_math_region(body) if relaxed_math(kernel) else body)
     return "\n".join(out) + "\n"

@@ -24,6 +24,9 @@ loop names and its schedule directives travel along as properties, not
 applied yet.  Layouts: a memref without layout is row-major; a permutation
 map layout (`affine_map<(d0, d1) -> (d1, d0)>`) gives the storage order,
 outermost first, as in MLIR's multi-result layout maps.
+
+Memory effects (xDSL traits): generic and named ops read their inputs and
+write their outputs, `fill` writes, `alloc` allocates, `yield` is pure.
 """
 
 from __future__ import annotations

@@ -321,6 +321,36 @@ func.func @k({size("N", 4)}, {tensor("a", "input", "affine_map<()[s0] -> (s0)>",
     assert names.count("loop.for") == 2 and {"loop.store", "loop.alloc", "loop.local", "loop.free"} <= set(names)
 
 
+def test_language_hooks_change_the_text_exactly_where_they_print():
+    """Another C-like target is a `CLanguage` subclass: overriding a hook changes those lines only."""
+    from irkit.backends.c_language import CLanguage
+
+    class Restrict(CLanguage):
+        restrict = "__restrict__"
+
+    class Acc(CLanguage):
+        def pragma(self, directive: str) -> str:
+            return f"#pragma acc {directive}"
+
+    class Global(CLanguage):
+        def kernel_signature(self, symbol, params):
+            return "__global__ " + super().kernel_signature(symbol, params)
+
+    module = parse(BLURMAX)
+    plain = emit_c(module)
+    assert emit_c(module, language=CLanguage()) == plain
+    restricted = emit_c(module, language=Restrict())
+    assert plain.count("*restrict ") == 5  # four arguments and the temporary
+    assert restricted == plain.replace("*restrict ", "*__restrict__ ")
+    rowsum = emit_c(parse(ROWSUM))
+    assert rowsum.count("#pragma omp ") == 2 and "declare reduction" not in rowsum
+    assert emit_c(parse(ROWSUM), language=Acc()) == rowsum.replace("#pragma omp ", "#pragma acc ")
+    changed = [
+        (a, b) for a, b in zip(plain.splitlines(), emit_c(module, language=Global()).splitlines()) if a != b
+    ]
+    assert [b for _, b in changed] == ["__global__ " + changed[0][0]] and changed[0][0].startswith("void irkit_blurmax(")
+
+
 @pytest.mark.parametrize("name", sorted(KERNELS))
 def test_every_construct_compiles_warning_free(name):
     compile_werror(emit_c(parse(KERNELS[name])))
