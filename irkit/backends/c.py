@@ -539,42 +539,9 @@ class KernelEmitter:
     def run(self) -> list[str]:
         k = self.kernel
         kname = check_name(k.sym_name.data, "kernel", k)
-        try:
-            sizes, tensors = kernel_args(k)
-        except DiagnosticError:  # an argument without its irkit.* attributes
-            raise self.fail(
-                f"function @{kname}: every argument needs irkit.name (and irkit.role/shape for tensors)", k
-            ) from None
-        except (KeyError, IndexError, AttributeError) as exc:
-            raise self.fail(f"function @{kname} is not an irkit kernel (argument attributes: {exc})", k) from None
-        if len(sizes) + len(tensors) != len(k.body.block.args):
-            raise self.fail(f"function @{kname}: every argument needs irkit.name (and irkit.role/shape for tensors)", k)
-        if k.function_type.outputs.data:
-            raise self.fail(f"function @{kname}: a kernel returns nothing (it writes its outputs)", k)
-        params: list[str] = []
-        by_value = {t.value: t for t in tensors}
-        size_names: list[str] = []
-        for arg in k.body.block.args:
-            if isinstance(arg.type, IndexType):
-                s = next(s for s in sizes if s.value is arg)
-                self.values[arg] = check_name(s.name, "size", k)
-                size_names.append(s.name)
-                params.append(self.lang.size_param(s.name))
-            else:
-                t = by_value[arg]
-                name = check_name(t.name, "tensor", k)
-                if not isinstance(arg.type, MemRefType) or arg.type.element_type not in DTYPE_OF.values():
-                    raise self.fail(f"tensor '{name}': type {arg.type} is not a memref of f32, f64 or i32", k)
-                if t.role not in ("input", "output"):
-                    raise self.fail(f"tensor '{name}': role must be input or output, not '{t.role}'", k)
-                self.values[arg] = name
-                ctype = c_type(t.memref.element_type)
-                params.append(self.lang.tensor_param(ctype or "", name, readonly=t.role == "input"))
-        all_names = [self.values[a] for a in k.body.block.args]
-        dup = {n for n in all_names if all_names.count(n) > 1}
-        if dup:
-            raise self.fail(f"kernel '{kname}': the name '{sorted(dup)[0]}' is given to two arguments", k)
-        self.scopes[0].update(all_names)
+        sizes, tensors, params = self.arguments(kname)
+        size_names = [s.name for s in sizes]
+        self.scopes[0].update(self.values[a] for a in k.body.block.args)
         self.scopes[0].add(c_symbol(kname))
         for t in tensors:
             buf = self.make_buffer(t.name, t.memref, t.shape, list(size_names), k)
@@ -590,7 +557,50 @@ class KernelEmitter:
         header = _Deferred(lambda: self.entry_lines(tensors, size_values))
         self.lines.append(header)
         self.emit_block(k.body.block, 1)
+        return self.render(kname, sizes, tensors, params)
 
+    def arguments(self, kname: str):
+        """The kernel's sizes and tensors (`kernel_abi.kernel_args`), checked, named in
+        `values`, and its C parameters in argument order."""
+        k = self.kernel
+        try:
+            sizes, tensors = kernel_args(k)
+        except DiagnosticError:  # an argument without its irkit.* attributes
+            raise self.fail(
+                f"function @{kname}: every argument needs irkit.name (and irkit.role/shape for tensors)", k
+            ) from None
+        except (KeyError, IndexError, AttributeError) as exc:
+            raise self.fail(f"function @{kname} is not an irkit kernel (argument attributes: {exc})", k) from None
+        if len(sizes) + len(tensors) != len(k.body.block.args):
+            raise self.fail(f"function @{kname}: every argument needs irkit.name (and irkit.role/shape for tensors)", k)
+        if k.function_type.outputs.data:
+            raise self.fail(f"function @{kname}: a kernel returns nothing (it writes its outputs)", k)
+        params: list[str] = []
+        by_value = {t.value: t for t in tensors}
+        for arg in k.body.block.args:
+            if isinstance(arg.type, IndexType):
+                s = next(s for s in sizes if s.value is arg)
+                self.values[arg] = check_name(s.name, "size", k)
+                params.append(self.lang.size_param(s.name))
+            else:
+                t = by_value[arg]
+                name = check_name(t.name, "tensor", k)
+                if not isinstance(arg.type, MemRefType) or arg.type.element_type not in DTYPE_OF.values():
+                    raise self.fail(f"tensor '{name}': type {arg.type} is not a memref of f32, f64 or i32", k)
+                if t.role not in ("input", "output"):
+                    raise self.fail(f"tensor '{name}': role must be input or output, not '{t.role}'", k)
+                self.values[arg] = name
+                ctype = c_type(t.memref.element_type)
+                params.append(self.lang.tensor_param(ctype or "", name, readonly=t.role == "input"))
+        all_names = [self.values[a] for a in k.body.block.args]
+        dup = {n for n in all_names if all_names.count(n) > 1}
+        if dup:
+            raise self.fail(f"kernel '{kname}': the name '{sorted(dup)[0]}' is given to two arguments", k)
+        return sizes, tensors, params
+
+    def render(self, kname: str, sizes, tensors, params: list[str]) -> list[str]:
+        """The function's text: the written lines with the deferred ones rendered, large
+        kernels outlined (`c_outline`)."""
         out = [self.comment_line(kname, sizes, tensors)]
         out.append(self.lang.kernel_signature(c_symbol(kname), params))
         out.append("{")
@@ -1005,11 +1015,9 @@ def _cmp_name(op: Operation, kind: str) -> str:
 # ------------------------------------------------------------------ module
 
 
-def emit_c(module: ModuleOp, language: CLanguage | None = None) -> str:
-    """C99 source for every kernel of a loop-level module; `DiagnosticError` for what C cannot hold.
-
-    `language`: the hooks for what a C-like language spells differently (`c_language`)."""
-    lang = language if language is not None else CLanguage()
+def check_loop_level(module: ModuleOp) -> None:
+    """A located `DiagnosticError` unless `module` is kernels of loop-level IR, each with a body
+    and its own name."""
     kernels: list[func.FuncOp] = []
     for op in module.body.block.ops:
         if isinstance(op, func.FuncOp):
@@ -1041,6 +1049,14 @@ def emit_c(module: ModuleOp, language: CLanguage | None = None) -> str:
         if name in seen:
             raise DiagnosticError([at_op("error", f"C backend: two kernels are called '{name}'", kernel)])
         seen.add(name)
+
+
+def emit_c(module: ModuleOp, language: CLanguage | None = None) -> str:
+    """C99 source for every kernel of a loop-level module; `DiagnosticError` for what C cannot hold.
+
+    `language`: the hooks for what a C-like language spells differently (`c_language`)."""
+    lang = language if language is not None else CLanguage()
+    check_loop_level(module)
     # The kernels are written from a copy without dead code: the caller's module stays as it is.
     copy = module.clone()
     kernels = [op for op in copy.body.block.ops if isinstance(op, func.FuncOp)]

@@ -84,6 +84,36 @@ def _nest_ok(lines: Sequence[str], top: set[str]) -> bool:
     return True
 
 
+def _kernel_names(
+    params: Sequence[str], body: Sequence[str], nests: Sequence[tuple[int, int]], restrict: str
+) -> tuple[dict[str, str], set[str]]:
+    """(name -> declaration as a parameter, names whose declaration is not understood) of the
+    kernel-level names: its parameters and the declarations outside `nests`."""
+    decls: dict[str, str] = {}
+    for p in params:
+        d = _declaration(p)
+        if d is not None:
+            decls[d[0]] = d[1]
+    in_nest = [False] * len(body)
+    for start, end in nests:
+        for i in range(start, end):
+            in_nest[i] = True
+    unknown: set[str] = set()
+    for i, line in enumerate(body):
+        if in_nest[i] or not line.strip():
+            continue
+        m = _decl_pattern(restrict).match(line)
+        if m:
+            ctype = m.group("type")
+            if m.group("ptr"):  # a pointer keeps its const and restrict
+                decls[m.group("name")] = f"{ctype} *{restrict} {m.group('name')}"
+            else:  # a scalar is passed by value
+                decls[m.group("name")] = f"{ctype.removeprefix('const ')} {m.group('name')}"
+        elif not _HARMLESS.match(line):
+            unknown.update(_idents(line))
+    return decls, unknown
+
+
 def outline(
     kname: str,
     params: Sequence[str],
@@ -97,31 +127,7 @@ def outline(
     declared `qualifier void ...`, whose pointer parameters are `restrict`-qualified."""
     if len(body) < MIN_LINES or not nests:
         return [], list(body)
-    decls: dict[str, str] = {}
-    for p in params:
-        d = _declaration(p)
-        if d is not None:
-            decls[d[0]] = d[1]
-    in_nest = [False] * len(body)
-    for start, end in nests:
-        for i in range(start, end):
-            in_nest[i] = True
-    unknown: set[str] = set()  # kernel-level names whose declaration is not understood
-    for i, line in enumerate(body):
-        if in_nest[i] or not line.strip():
-            continue
-        m = _decl_pattern(restrict).match(line)
-        if m:
-            ptr = f"*{restrict} " if m.group("ptr") else ""
-            ctype = m.group("type")
-            if m.group("ptr") and ctype.startswith("const "):
-                decls[m.group("name")] = f"{ctype} {ptr}{m.group('name')}"
-            elif m.group("ptr"):
-                decls[m.group("name")] = f"{ctype} {ptr}{m.group('name')}"
-            else:
-                decls[m.group("name")] = f"{ctype.removeprefix('const ')} {m.group('name')}"
-        elif not _HARMLESS.match(line):
-            unknown.update(_idents(line))
+    decls, unknown = _kernel_names(params, body, nests, restrict)
     top = set(decls)
     functions: list[str] = []
     out: list[str] = []

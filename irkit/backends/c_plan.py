@@ -138,10 +138,6 @@ def plan_vector(op: ForOp, name_of: Callable[[StoreOp], str]) -> VectorPlan:
     iv = op.induction_var
     defined_inside = {r for o in inner for r in o.results}
     accesses = [o for o in body if isinstance(o, LoadOp | StoreOp)]
-
-    def same(a: LoadOp | StoreOp, b: LoadOp | StoreOp) -> bool:
-        return a.memref is b.memref and a.map.data == b.map.data and list(a.indices) == list(b.indices)
-
     plan = VectorPlan(None)
 
     def refuse(why: str) -> VectorPlan:
@@ -153,27 +149,49 @@ def plan_vector(op: ForOp, name_of: Callable[[StoreOp], str]) -> VectorPlan:
         if store_depends_on(st, iv):
             if not _injective(st, iv, defined_inside):
                 return refuse(f"two iterations may write the same element of '{name}'")
-            if any(not same(a, st) for a in others):
+            if any(not _same_element(a, st) for a in others):
                 return refuse(f"'{name}' is accessed at two different elements in one iteration")
             continue
-        why = f"every iteration writes the same element of '{name}' in a way that is not a simple reduction"
-        if any(v in defined_inside for v in st.indices) or len(others) != 1:
-            return refuse(why)
-        ld = others[0]
-        if not isinstance(ld, LoadOp) or not same(ld, st) or body.index(ld) > body.index(st):
-            return refuse(why)
-        comb = st.value.owner
-        if not isinstance(comb, Operation) or comb not in inner or comb.name not in REDUCTION_OMP:
-            return refuse(why)
-        if list(comb.operands).count(ld.result) != 1 or not ld.result.has_one_use():
-            return refuse(why)
-        if not comb.results[0].has_one_use():
-            return refuse(why)
+        found = _simple_reduction(st, others, body, inner, defined_inside)
+        if found is None:
+            return refuse(
+                f"every iteration writes the same element of '{name}' in a way that is not a simple reduction"
+            )
+        ld, comb = found
         omp, helpers = reduction_identifier(comb)
         plan.helpers.extend(helpers)
         plan.math = plan.math or bool(helpers)  # INFINITY, NAN, fmax
         plan.reductions.append(Reduction(ld, st, comb, omp))
     return plan
+
+
+def _simple_reduction(
+    st: StoreOp,
+    others: list[LoadOp | StoreOp],
+    body: list[Operation],
+    inner: list[Operation],
+    defined_inside: set[SSAValue],
+) -> tuple[LoadOp, Operation] | None:
+    """(load, combiner) if store `st`, whose element does not vary with the loop, is `X[f] =
+    comb(X[f], v)`: its only other access of the buffer is a load of the same element before
+    it, used once, by a combiner of `REDUCTION_OMP` inside the loop whose result only `st` uses."""
+    if any(v in defined_inside for v in st.indices) or len(others) != 1:
+        return None
+    ld = others[0]
+    if not isinstance(ld, LoadOp) or not _same_element(ld, st) or body.index(ld) > body.index(st):
+        return None
+    comb = st.value.owner
+    if not isinstance(comb, Operation) or comb not in inner or comb.name not in REDUCTION_OMP:
+        return None
+    if list(comb.operands).count(ld.result) != 1 or not ld.result.has_one_use():
+        return None
+    if not comb.results[0].has_one_use():
+        return None
+    return ld, comb
+
+
+def _same_element(a: LoadOp | StoreOp, b: LoadOp | StoreOp) -> bool:
+    return a.memref is b.memref and a.map.data == b.map.data and list(a.indices) == list(b.indices)
 
 
 def _injective(store: StoreOp, iv: SSAValue, varying: set[SSAValue]) -> bool:
