@@ -17,9 +17,10 @@ it predicts the code the backend writes.
   the store fence;
 - `relaxed_math(kernel)`: does the kernel allow the fast, vectorizable `exp`
   and FMA contraction;
-- `eliminate_dead_code(kernel)`: xDSL's dead-code elimination, run by the
-  printer on its own copy of the module before anything else (pure values
-  nobody uses would be -Wunused warnings).
+- `eliminate_dead_code(kernel)`: xDSL's dead-code elimination (its
+  liveness analysis, as `region_dce` runs it), run by the printer on its own
+  copy of the module before anything else (pure values nobody uses would be
+  -Wunused warnings).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
 )
 from xdsl.ir import BlockArgument, Operation, SSAValue
-from xdsl.transforms.dead_code_elimination import region_dce
+from xdsl.transforms.dead_code_elimination import LiveSet
 
 from irkit.backends.c_math import DEFAULT_NT_MIN_BYTES
 from irkit.backends.c_syntax import is_f32
@@ -335,25 +336,34 @@ def relaxed_math(kernel: func.FuncOp) -> bool:
 
 
 # Side-effect-free ops that xDSL 0.75 declares no memory effect for (every other arith and
-# math op is `Pure` there), so its dead-code elimination keeps them: removed here.
+# math op is `Pure` there), so its dead-code elimination would keep them.
 UNTRAITED_PURE = frozenset({"arith.extsi", "arith.remui"})
+# The dialects the C backend writes; an op of any other stays, used or not, so that it is
+# refused ("no C translation") rather than dropped because xDSL knows it to be pure.
+WRITTEN_DIALECTS = ("loop.", "arith.", "math.", "func.")
+
+
+class _KernelLiveSet(LiveSet):
+    """xDSL's liveness for dead-code elimination (`region_dce`'s), with the two exceptions
+    above: an unused `UNTRAITED_PURE` op is dead, an op outside `WRITTEN_DIALECTS` is live."""
+
+    def propagate_op_liveness(self, op: Operation) -> None:
+        if op.name in UNTRAITED_PURE:
+            if any(self.is_live(use.operation) for r in op.results for use in r.uses):
+                self.set_live(op)
+            return
+        if not op.name.startswith(WRITTEN_DIALECTS):
+            self.set_live(op)
+        super().propagate_op_liveness(op)
 
 
 def eliminate_dead_code(kernel: func.FuncOp) -> None:
     """Remove, in place, the ops of `kernel` whose results nobody needs and that have no other
-    effect: xDSL's `region_dce` (ops whose traits say they are pure, or only read, such as
-    `loop.load`), then the few `UNTRAITED_PURE` ops it cannot know, until nothing changes.
-    Loops, stores, allocations and frees stay (see `irkit.dialects.loop`)."""
-    while True:
-        region_dce(kernel.body)
-        dead = [
-            op
-            for op in kernel.body.walk()
-            if op.name in UNTRAITED_PURE and all(r.first_use is None for r in op.results)
-        ]
-        if not dead:
-            return
-        for op in reversed(dead):
-            block = op.parent_block()
-            assert block is not None
-            block.erase_op(op)
+    effect, as xDSL's `region_dce` does: what the ops' traits say is pure, or only reads (an
+    unused `loop.load`), goes; loops, stores, allocations and frees stay (see
+    `irkit.dialects.loop`).  Two exceptions (`_KernelLiveSet`)."""
+    live = _KernelLiveSet()
+    while live.changed:
+        live.changed = False
+        live.propagate_region_liveness(kernel.body)
+    live.delete_dead(kernel.body, None)

@@ -292,6 +292,20 @@ def test_dead_code_goes_before_planning_and_the_module_is_not_touched():
     assert "#pragma omp simd reduction(+:s_acc)" in src
 
 
+def test_an_unused_op_the_backend_cannot_write_is_still_refused():
+    """xDSL knows `affine.apply` is pure, but the dead-code elimination keeps ops of dialects
+    the C backend does not write, so they are refused rather than silently dropped."""
+    from irkit.tools.opt import make_full_context
+
+    text = ROWSUM.replace(
+        "%sum = arith.addf %acc, %x : f32",
+        "%sum = arith.addf %acc, %x : f32\n        %k = affine.apply affine_map<(d0) -> (d0 + 1)>(%j)",
+    )
+    module = Parser(make_full_context(), text, "t.mlir").parse_module()
+    with pytest.raises(DiagnosticError, match="no C translation for 'affine.apply'"):
+        emit_c(module)
+
+
 def test_loop_ops_declare_their_memory_effects():
     """What xDSL's `dce` may remove: an unused load; never a loop, a store, an allocation."""
     from xdsl.context import Context
