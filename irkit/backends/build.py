@@ -54,7 +54,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from irkit.backends.c import C_STD
+from irkit.backends.c_language import C_STD
 from irkit.diagnostics import Diagnostic, DiagnosticError
 
 DEFAULT_CFLAGS: tuple[str, ...] = ("-O3", "-march=native", "-fopenmp", "-fno-math-errno") + (

@@ -39,12 +39,14 @@ with the arguments in the function's order.  Conventions, and why:
   `-fopt-info-vec` report.  Under `relaxed_math` `exp` is `irkit_fast_expf`
   / `irkit_fast_exp` (`irkit.backends.c_math`); vector loops that write an
   output nobody reads contiguously may use streaming stores
-  (`KernelEmitter.plan_stream`).
+  (`irkit.backends.c_plan.plan_stream`).
   `unroll N` -> `#pragma GCC unroll N`, except on a loop that already has an
   OpenMP pragma (GCC cannot combine them; a comment says so).
 - **Values.**  Every SSA value is a `const` local; constants are inlined
   as literals (`INFINITY` for infinities); unused pure values are dropped
-  (they would be -Wunused warnings).  i32 add/sub/mul wrap (helpers), as
+  (they would be -Wunused warnings): the kernels are written from a copy of
+  the module that xDSL's dead-code elimination has pruned
+  (`c_plan.eliminate_dead_code`).  i32 add/sub/mul wrap (helpers), as
   arith's do.
 - **Temporaries.**  `loop.alloc` -> `posix_memalign` of exactly
   count*sizeof(T) bytes (alignment: the op's or 64), `loop.free` -> `free`.
@@ -52,6 +54,14 @@ with the arguments in the function's order.  Conventions, and why:
   `aligned_alloc`'s rounded-up size would hide; posix_memalign is why the
   file defines `_POSIX_C_SOURCE`.  The output is C99 (`-std=c99`) and
   compiles warning-free under `-Wall -Wextra -Werror` with `-fopenmp`.
+
+The module is split along its jobs: `c_plan` decides (vector and reduction
+plans, streaming stores, alignment, dead code), `c_language.CLanguage`
+says what is C99/OpenMP-specific in the text (`restrict`, the pragmas, the
+signature, the headers; another C-like target subclasses it), `c_syntax`
+spells types and literals, `c_simd` writes explicit vectors and register
+tiles, `c_outline` cuts large kernels into functions; `KernelEmitter` here
+names, lays out buffers and prints statements.
 """
 
 from __future__ import annotations
@@ -64,8 +74,6 @@ from dataclasses import dataclass, field
 from xdsl.dialects import func
 from xdsl.dialects.arith import CMPF_COMPARISON_OPERATIONS, CMPI_COMPARISON_OPERATIONS
 from xdsl.dialects.builtin import (
-    ArrayAttr,
-    DictionaryAttr,
     FileLineColLoc,
     FloatAttr,
     IndexType,
@@ -73,9 +81,8 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
     ModuleOp,
-    StringAttr,
 )
-from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.ir.affine import (
     AffineBinaryOpExpr,
     AffineBinaryOpKind,
@@ -86,16 +93,18 @@ from xdsl.ir.affine import (
     AffineSymExpr,
 )
 
-from irkit.backends import c_math, c_outline, c_simd
+from irkit.backends import c_math, c_outline, c_plan, c_simd
+from irkit.backends.c_language import C_STD as C_STD  # re-exported: the C standard the build uses
+from irkit.backends.c_language import CLanguage
+from irkit.backends.c_plan import Reduction, relaxed_math
 from irkit.backends.c_syntax import c_symbol, c_type, float_literal, int_literal
 from irkit.backends.c_syntax import comment as _comment
 from irkit.backends.c_syntax import is_f32 as _is_f32
 from irkit.diagnostics import Diagnostic, DiagnosticError, at_op
-from irkit.dialects.loop import AllocOp, ForOp, FreeOp, LoadOp, StoreOp, linear_form, store_depends_on
+from irkit.dialects.loop import AllocOp, ForOp, FreeOp, LoadOp, StoreOp
 from irkit.kernel_abi import DTYPE_OF, kernel_args, layout_order
 from irkit.names import check_name, is_c_name
 
-C_STD = "c99"
 INDENT = "    "
 DEFAULT_TEMP_ALIGN = 64
 MAX_UNROLL = 65534  # GCC's limit for `#pragma GCC unroll`
@@ -300,15 +309,7 @@ class _Deferred:
         self.render = render
 
 
-@dataclass
-class _Reduction:
-    load: LoadOp
-    store: StoreOp
-    combine: Operation
-    omp: str
-
-
-# Ops with no effect other than their result (dropped when the result is unused).
+# arith ops written as C operators.
 _BINARY = {
     "arith.addf": "{a} + {b}",
     "arith.subf": "{a} - {b}",
@@ -319,18 +320,6 @@ _BINARY = {
     "arith.andi": "{a} & {b}",
     "arith.ori": "{a} | {b}",
     "arith.xori": "{a} ^ {b}",
-}
-_REDUCTION_OMP = {
-    "arith.addf": "+",
-    "arith.addi": "+",
-    "arith.mulf": "*",
-    "arith.muli": "*",
-    "arith.maximumf": "max",
-    "arith.maxnumf": "max",
-    "arith.maxsi": "max",
-    "arith.minimumf": "min",
-    "arith.minnumf": "min",
-    "arith.minsi": "min",
 }
 # math.<name> -> C function for double (f32 adds the `f` suffix).
 _MATH = {
@@ -397,7 +386,6 @@ _CASTS = (
     "arith.extsi",
     "arith.trunci",
 )
-_PURE_PREFIXES = ("arith.", "math.")
 
 
 class _Module:
@@ -417,9 +405,10 @@ class _Module:
 class KernelEmitter:
     """Writes one kernel function."""
 
-    def __init__(self, kernel: func.FuncOp, shared: _Module):
+    def __init__(self, kernel: func.FuncOp, shared: _Module, lang: CLanguage):
         self.kernel = kernel
         self.shared = shared
+        self.lang = lang
         self.affine = AffinePrinter(shared.use)
         self.lines: list[str | _Deferred] = []
         self.scopes: list[set[str]] = [set()]
@@ -550,6 +539,30 @@ class KernelEmitter:
     def run(self) -> list[str]:
         k = self.kernel
         kname = check_name(k.sym_name.data, "kernel", k)
+        sizes, tensors, params = self.arguments(kname)
+        size_names = [s.name for s in sizes]
+        self.scopes[0].update(self.values[a] for a in k.body.block.args)
+        self.scopes[0].add(c_symbol(kname))
+        for t in tensors:
+            buf = self.make_buffer(t.name, t.memref, t.shape, list(size_names), k)
+            buf.align = t.align
+            if t.role == "output":
+                buf.elements = " * ".join(paren(self.affine.expr(e, [], size_names)) for e in t.shape.results) or "1"
+            self.name_strides(buf)
+            self.buffers[t.value] = buf
+            self.used_params.discard(t.value)
+        # Stride definitions name sizes directly; they mark sizes used when rendered.
+        size_values = {self.values[a]: a for a in k.body.block.args if isinstance(a.type, IndexType)}
+
+        header = _Deferred(lambda: self.entry_lines(tensors, size_values))
+        self.lines.append(header)
+        self.emit_block(k.body.block, 1)
+        return self.render(kname, sizes, tensors, params)
+
+    def arguments(self, kname: str):
+        """The kernel's sizes and tensors (`kernel_abi.kernel_args`), checked, named in
+        `values`, and its C parameters in argument order."""
+        k = self.kernel
         try:
             sizes, tensors = kernel_args(k)
         except DiagnosticError:  # an argument without its irkit.* attributes
@@ -564,13 +577,11 @@ class KernelEmitter:
             raise self.fail(f"function @{kname}: a kernel returns nothing (it writes its outputs)", k)
         params: list[str] = []
         by_value = {t.value: t for t in tensors}
-        size_names: list[str] = []
         for arg in k.body.block.args:
             if isinstance(arg.type, IndexType):
                 s = next(s for s in sizes if s.value is arg)
                 self.values[arg] = check_name(s.name, "size", k)
-                size_names.append(s.name)
-                params.append(f"int64_t {s.name}")
+                params.append(self.lang.size_param(s.name))
             else:
                 t = by_value[arg]
                 name = check_name(t.name, "tensor", k)
@@ -580,32 +591,18 @@ class KernelEmitter:
                     raise self.fail(f"tensor '{name}': role must be input or output, not '{t.role}'", k)
                 self.values[arg] = name
                 ctype = c_type(t.memref.element_type)
-                const = "const " if t.role == "input" else ""
-                params.append(f"{const}{ctype} *restrict {name}")
+                params.append(self.lang.tensor_param(ctype or "", name, readonly=t.role == "input"))
         all_names = [self.values[a] for a in k.body.block.args]
         dup = {n for n in all_names if all_names.count(n) > 1}
         if dup:
             raise self.fail(f"kernel '{kname}': the name '{sorted(dup)[0]}' is given to two arguments", k)
-        self.scopes[0].update(all_names)
-        self.scopes[0].add(c_symbol(kname))
-        for t in tensors:
-            buf = self.make_buffer(t.name, t.memref, t.shape, list(size_names), k)
-            buf.align = t.align
-            if t.role == "output":
-                buf.elements = " * ".join(paren(self.affine.expr(e, [], size_names)) for e in t.shape.results) or "1"
-            self.name_strides(buf)
-            self.buffers[t.value] = buf
-            self.used_params.discard(t.value)
-        # Stride definitions name sizes directly; they mark sizes used when rendered.
-        size_values = {self.values[a]: a for a in k.body.block.args if isinstance(a.type, IndexType)}
+        return sizes, tensors, params
 
-        self.live = self.live_ops()
-        header = _Deferred(lambda: self.entry_lines(tensors, size_values))
-        self.lines.append(header)
-        self.emit_block(k.body.block, 1)
-
+    def render(self, kname: str, sizes, tensors, params: list[str]) -> list[str]:
+        """The function's text: the written lines with the deferred ones rendered, large
+        kernels outlined (`c_outline`)."""
         out = [self.comment_line(kname, sizes, tensors)]
-        out.append(f"void {c_symbol(kname)}({', '.join(params)})")
+        out.append(self.lang.kernel_signature(c_symbol(kname), params))
         out.append("{")
         body: list[str] = []
         rendered: dict[int, list[str]] = {}
@@ -622,7 +619,9 @@ class KernelEmitter:
         positions.append(len(body))
         ends = [s for s, _ in self.top_starts[1:]] + [len(self.lines)]
         nests = [(positions[s], positions[e]) for (s, loop), e in zip(self.top_starts, ends) if loop]
-        parts, body = c_outline.outline(c_symbol(kname), params, body, nests)  # big kernels only
+        parts, body = c_outline.outline(  # big kernels only
+            c_symbol(kname), params, body, nests, self.lang.restrict, self.lang.part_qualifier
+        )
         out[0:0] = parts
         out.extend(body)
         out.append("}")
@@ -659,37 +658,16 @@ class KernelEmitter:
             if t.value in self.used_params and align and align & (align - 1) == 0:
                 ctype = self.buffers[t.value].ctype
                 const = "const " if t.role == "input" else ""
-                lines.append(INDENT + f"{t.name} = ({const}{ctype} *)__builtin_assume_aligned({t.name}, {align});")
+                lines.append(INDENT + self.lang.assume_aligned(t.name, f"{const}{ctype} *", align))
         for arg in self.kernel.body.block.args:
             if arg not in self.used_params:
                 lines.append(INDENT + f"(void){self.values[arg]};")
         return lines
 
-    # ---- liveness: pure ops whose results nobody needs are not written
-    def live_ops(self) -> set[Operation]:
-        live: set[Operation] = set()
-        work: list[Operation] = []
-        for op in self.kernel.body.walk():
-            if op is self.kernel or not self.is_pure(op):
-                live.add(op)
-                work.append(op)
-        while work:
-            op = work.pop()
-            for operand in op.operands:
-                owner = operand.owner
-                if isinstance(owner, Operation) and owner not in live:
-                    live.add(owner)
-                    work.append(owner)
-        return live
-
-    @staticmethod
-    def is_pure(op: Operation) -> bool:
-        return isinstance(op, LoadOp) or op.name.startswith(_PURE_PREFIXES)
-
     # ---- blocks and ops
     def emit_block(self, block: Block, indent: int) -> None:
         for op in block.ops:
-            if op in self.skip or op not in self.live:
+            if op in self.skip:
                 continue
             if block is self.kernel.body.block:  # where each top-level op's lines start (c_outline)
                 self.top_starts.append((len(self.lines), isinstance(op, ForOp)))
@@ -746,7 +724,7 @@ class KernelEmitter:
         self.shared.use("irkit_alloc")
         self.emit(
             indent,
-            f"{buf.ctype} *restrict {var} = ({buf.ctype} *)irkit_alloc({count}, sizeof({buf.ctype}), {align}, "
+            f"{buf.ctype} *{self.lang.restrict} {var} = ({buf.ctype} *)irkit_alloc({count}, sizeof({buf.ctype}), {align}, "
             f'"{name}");',
         )
         self.lines.append(_Deferred(lambda: [INDENT * indent + line for line in self.stride_lines(buf)]))
@@ -765,59 +743,40 @@ class KernelEmitter:
             text = f"{helper}({text}, {part})"
         return text
 
-    def emit_for(self, op: ForOp, indent: int) -> None:
-        lname = check_name(op.loop_name.data, "loop", op)
-        lb = self.bound(op.lower.data, op.lower_operands, "irkit_max_i64")
-        ub = self.bound(op.upper.data, op.upper_operands, "irkit_min_i64")
-        step = op.step_value
-        facts = []
-        if op.stage is not None:
-            facts.append(f"stage {op.stage.data}")
-        pragmas: list[str] = []
-        notes: list[str] = []
-        reductions: list[_Reduction] = []
-        vector = op.vector.value.data if op.vector is not None else 1
-        simd = False
-        if vector > 1:
-            problem, reductions = self.plan_vector(op)
-            if problem is None:
-                simd = True
-            else:
-                notes.append(f"vectorize {vector} not asserted: {problem}")
-        omp: list[str] = []
-        if op.parallel is not None:
-            omp = ["parallel for", "simd"] if simd else ["parallel for"]
-            omp.append("schedule(static)")
-        elif simd:
-            omp = ["simd"]
-        if simd:
-            for red in reductions:
-                omp.append(f"reduction({red.omp}:{{{id(red)}}})")
-            if vector & (vector - 1) == 0:
-                omp.append(f"simdlen({vector})")
-            omp.extend(self.aligned_clauses(op))
+    def vector_plan(self, op: ForOp, vector: int, notes: list[str]) -> list[Reduction] | None:
+        """The reductions of a `vector` loop that gets a SIMD pragma (`c_plan.plan_vector`), or
+        None (not a vector loop, or a note saying why not)."""
+        if vector <= 1:
+            return None
+        plan = c_plan.plan_vector(op, lambda st: self.buffers_name(st.memref, st))
+        for helper in plan.helpers:
+            self.shared.use(helper)
+        self.shared.math = self.shared.math or plan.math
+        if plan.problem is not None:
+            notes.append(f"vectorize {vector} not asserted: {plan.problem}")
+            return None
+        return plan.reductions
+
+    def aligned(self, op: ForOp) -> list[tuple[int, list[str]]]:
+        known = {v: (b.name, b.align) for v, b in self.buffers.items()}
+        return c_plan.aligned_buffers(op, known)
+
+    def open_reduction(self, red: Reduction, indent: int) -> tuple[Reduction, str, str]:
+        """The accumulated element of a reduction in a local across the loop: (red, local, address)."""
+        buf = self.buffers[red.store.memref]
+        acc = self.fresh(f"{buf.name}_acc")
+        addr = self.address(red.load.memref, red.load.map.data, red.load.indices)
+        self.emit(indent, f"{buf.ctype} {acc} = {addr};")
+        self.skip.update((red.load, red.store))
+        self.values[red.load.result] = acc
+        self.assign[red.combine] = acc
+        return red, acc, addr
+
+    def loop_comments(self, op: ForOp, lname: str, iv: str, vector: int, notes: list[str], indent: int) -> None:
+        """`/* loop j, stage s, vector 8 (origin) */` where it says something, then the notes."""
+        facts = [f"stage {op.stage.data}"] if op.stage is not None else []
         if vector > 1:
             facts.append(f"vector {vector}")
-        unroll = op.unroll.value.data if op.unroll is not None else 1
-        if unroll > 1:
-            if omp:
-                notes.append(f"unroll {unroll} not applied: GCC cannot combine it with an OpenMP loop pragma")
-            else:
-                pragmas.append(f"#pragma GCC unroll {min(unroll, MAX_UNROLL)}")
-        # Reductions: the accumulated element lives in a local across the loop.
-        accs: list[tuple[_Reduction, str, str]] = []
-        for red in reductions if simd else ():
-            buf = self.buffers[red.store.memref]
-            acc = self.fresh(f"{buf.name}_acc")
-            addr = self.address(red.load.memref, red.load.map.data, red.load.indices)
-            self.emit(indent, f"{buf.ctype} {acc} = {addr};")
-            accs.append((red, acc, addr))
-            self.skip.update((red.load, red.store))
-            self.values[red.load.result] = acc
-            self.assign[red.combine] = acc
-        self.scopes.append(set())  # the loop variable's scope
-        iv = self.fresh(lname)
-        self.values[op.induction_var] = iv
         origin = f" ({op.origin.data})" if op.origin is not None else ""
         parent = op.parent_op()
         starts_stage = op.stage is not None and not (isinstance(parent, ForOp) and parent.stage == op.stage)
@@ -825,12 +784,35 @@ class KernelEmitter:
             self.emit(indent, "/* " + _comment(", ".join([f"loop {lname}", *facts]) + origin) + " */")
         for note in notes:
             self.emit(indent, "/* " + _comment(note) + " */")
-        if omp:
-            text = " ".join(omp)
-            for red, acc, _ in accs:
-                text = text.replace(f"{{{id(red)}}}", acc)
-            pragmas.insert(0, f"#pragma omp {text}")
-        stream = self.plan_stream(op) if simd and not reductions else None
+
+    def emit_for(self, op: ForOp, indent: int) -> None:
+        lname = check_name(op.loop_name.data, "loop", op)
+        lb = self.bound(op.lower.data, op.lower_operands, "irkit_max_i64")
+        ub = self.bound(op.upper.data, op.upper_operands, "irkit_min_i64")
+        step = op.step_value
+        notes: list[str] = []
+        vector = op.vector.value.data if op.vector is not None else 1
+        reductions = self.vector_plan(op, vector, notes)
+        simd = reductions is not None
+        reductions = reductions or []
+        aligned = self.aligned(op) if simd else []
+        unroll = op.unroll.value.data if op.unroll is not None else 1
+        annotated = simd or op.parallel is not None  # an OpenMP loop pragma
+        if unroll > 1 and annotated:
+            notes.append(f"unroll {unroll} not applied: GCC cannot combine it with an OpenMP loop pragma")
+        accs = [self.open_reduction(red, indent) for red in reductions]
+        self.scopes.append(set())  # the loop variable's scope
+        iv = self.fresh(lname)
+        self.values[op.induction_var] = iv
+        self.loop_comments(op, lname, iv, vector, notes, indent)
+        pragmas: list[str] = []
+        if annotated:
+            simdlen = vector if simd and vector & (vector - 1) == 0 else None
+            red_clauses = [(red.omp, acc) for red, acc, _ in accs]
+            pragmas.append(self.lang.loop_pragma(op.parallel is not None, simd, red_clauses, simdlen, aligned))
+        elif unroll > 1:
+            pragmas.append(self.lang.unroll_pragma(min(unroll, MAX_UNROLL)))
+        stream = c_plan.plan_stream(self.kernel, op) if simd and not reductions else None
         if stream is not None:
             self.emit_streaming(op, indent, iv, lb, ub, pragmas, stream)
             self.scopes.pop()
@@ -850,28 +832,6 @@ class KernelEmitter:
         for _, acc, addr in accs:
             self.emit(indent, f"{addr} = {acc};")
 
-    def plan_stream(self, op: ForOp) -> StoreOp | None:
-        """The store of a vector loop that may be streaming (non-temporal), or None.
-
-        Streaming stores write whole vectors around the caches: for an output
-        that the kernel writes once and never reads, and that is too large to
-        stay in cache anyway, they save the read of each line before it is
-        written (a triad moves 16 bytes per element instead of 20).  Eligible: a
-        vector loop (simd, no reduction, not itself parallel, step 1) with one
-        store, to an output argument of f32/f64 that no load in the kernel reads,
-        at an element contiguous in the loop (its innermost storage index is the
-        loop variable plus loop-invariant terms).  Whether to stream is decided
-        at run time, per loop entry: when the output has at least
-        `IRKIT_NT_MIN_BYTES` (see `stream_threshold`).
-        """
-        st = stream_candidate(self.kernel, op)
-        if st is None:
-            return None
-        buf = self.buffers.get(st.memref)
-        if buf is None or buf.elements is None or buf.ctype not in ("float", "double"):
-            return None
-        return st
-
     def emit_streaming(
         self, op: ForOp, indent: int, iv: str, lb: str, ub: str, pragmas: list[str], st: StoreOp
     ) -> None:
@@ -887,7 +847,7 @@ class KernelEmitter:
         for arg in self.kernel.body.block.args:
             if isinstance(arg.type, IndexType) and _mentions(buf.elements or "", self.values[arg]):
                 self.used_params.add(arg)
-        threshold = stream_threshold(self.kernel)
+        threshold = c_plan.stream_threshold(self.kernel)
         self.scopes.append(set())
         lo, hi, a, b, v, c = (self.fresh(f"{iv}_{x}") for x in ("lo", "hi", "a", "b", "skip", "c"))
         chunk = self.fresh(f"{buf.name}_v")
@@ -933,11 +893,11 @@ class KernelEmitter:
         self.emit(i2, f"for (int64_t {c} = {a}; {c} < {b}; {c} += {lanes}) {{")
         self.emit(i2 + 1, f"{buf.ctype} {chunk}[{lanes}] IRKIT_VEC_ALIGNED;")
         self.redirect[st] = f"{chunk}[{iv} - {c}]"
-        body(c, f"{c} + {lanes}", ["#pragma omp simd"], i2 + 1)
+        body(c, f"{c} + {lanes}", [self.lang.loop_pragma(parallel=False, simd=True)], i2 + 1)
         del self.redirect[st]
         self.emit(i2 + 1, f"irkit_stream_{'f32' if f32 else 'f64'}(&{address(c)}, {chunk});")
         self.emit(i2, "}")
-        anchor = fence_anchor(op)
+        anchor = c_plan.fence_anchor(op)
         if anchor is None:
             self.emit(i2, "irkit_stream_fence();")
         else:
@@ -948,86 +908,6 @@ class KernelEmitter:
         body(b, hi, [], i1)
         self.emit(indent, "}")
         self.scopes.pop()
-
-    def aligned_clauses(self, op: ForOp) -> list[str]:
-        """`aligned(A, B: 64)` for the buffers a vector loop accesses at addresses that vary with it.
-
-        OpenMP's `aligned` promises only that the *pointer* (the buffer's first
-        element) is aligned, the same promise as the `__builtin_assume_aligned`
-        at entry: the document's `align`/`aligned(T, n)` for arguments (the runner
-        refuses misaligned arrays) and the allocation's alignment for
-        temporaries.  Which accesses are then aligned, gcc works out itself (it
-        peels or uses unaligned loads where a row stride or the loop's start
-        leave it unknown), so the clause can never make a wrong promise.
-        """
-        iv = op.induction_var
-        by_align: dict[int, list[str]] = {}
-        for acc in op.body.block.ops:
-            if not isinstance(acc, LoadOp | StoreOp) or acc in self.skip or acc.memref not in self.buffers:
-                continue
-            used = set().union(*(r.used_dims() for r in acc.map.data.results))
-            if not any(v is iv and k in used for k, v in enumerate(acc.indices)):
-                continue
-            buf = self.buffers[acc.memref]
-            if buf.align and buf.align & (buf.align - 1) == 0 and buf.name not in by_align.get(buf.align, []):
-                by_align.setdefault(buf.align, []).append(buf.name)
-        return [f"aligned({', '.join(names)}: {a})" for a, names in sorted(by_align.items())]
-
-    def reduction_identifier(self, comb: Operation) -> str:
-        """The OpenMP reduction identifier for a reduction combined by `comb`: the built-in
-        operator, or for float max/min a declared reduction with the loop's own NaN semantics."""
-        if comb.name in ("arith.maximumf", "arith.minimumf", "arith.maxnumf", "arith.minnumf"):
-            f32 = _is_f32(comb.results[0].type)
-            if comb.name.endswith("numf"):
-                fn = ("fmax" if "max" in comb.name else "fmin") + ("f" if f32 else "")
-            else:
-                fn = "irkit_" + ("maximum" if "max" in comb.name else "minimum") + ("f" if f32 else "")
-                self.shared.use(fn)
-            self.shared.use(f"irkit_red_{fn}")
-            self.shared.math = True  # INFINITY, NAN, fmax
-            return fn
-        return _REDUCTION_OMP[comb.name]
-
-    def plan_vector(self, op: ForOp) -> tuple[str | None, list[_Reduction]]:
-        """Why `#pragma omp simd` would be wrong for this loop (None: it is right), and its reductions."""
-        inner = [o for o in op.walk() if o is not op]
-        if any(isinstance(o, ForOp | AllocOp | FreeOp) for o in inner):
-            return "its body holds loops or allocations", []
-        body = list(op.body.block.ops)
-        if len(body) != len(inner):
-            return "its body holds nested regions", []
-        iv = op.induction_var
-        defined_inside = {r for o in inner for r in o.results}
-        accesses = [o for o in body if isinstance(o, LoadOp | StoreOp)]
-
-        def same(a: LoadOp | StoreOp, b: LoadOp | StoreOp) -> bool:
-            return a.memref is b.memref and a.map.data == b.map.data and list(a.indices) == list(b.indices)
-
-        reductions: list[_Reduction] = []
-        for st in (o for o in body if isinstance(o, StoreOp)):
-            name = self.buffers_name(st.memref, st)
-            others = [a for a in accesses if a is not st and a.memref is st.memref]
-            if store_depends_on(st, iv):
-                if not _injective(st, iv, defined_inside):
-                    return f"two iterations may write the same element of '{name}'", []
-                if any(not same(a, st) for a in others):
-                    return f"'{name}' is accessed at two different elements in one iteration", []
-                continue
-            why = f"every iteration writes the same element of '{name}' in a way that is not a simple reduction"
-            if any(v in defined_inside for v in st.indices) or len(others) != 1:
-                return why, []
-            ld = others[0]
-            if not isinstance(ld, LoadOp) or not same(ld, st) or body.index(ld) > body.index(st):
-                return why, []
-            comb = st.value.owner
-            if not isinstance(comb, Operation) or comb not in inner or comb.name not in _REDUCTION_OMP:
-                return why, []
-            if list(comb.operands).count(ld.result) != 1 or not ld.result.has_one_use():
-                return why, []
-            if not comb.results[0].has_one_use():
-                return why, []
-            reductions.append(_Reduction(ld, st, comb, self.reduction_identifier(comb)))
-        return None, reductions
 
     # ---- scalar ops
     def emit_scalar(self, op: Operation, indent: int) -> None:
@@ -1125,88 +1005,6 @@ def _mentions(text: str, name: str) -> bool:
     return re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", text) is not None
 
 
-def _injective(store: StoreOp, iv: SSAValue, varying: set[SSAValue]) -> bool:
-    """Do different values of `iv` make `store` write different elements?  Yes if one index is
-    linear in `iv` with a nonzero coefficient and uses nothing else that varies with it."""
-    for result in store.map.data.results:
-        form = linear_form(result)
-        if form is None:
-            continue
-        coeff = sum(k for pos, k in form[0].items() if store.indices[pos] is iv)
-        others = [store.indices[pos] for pos in form[0] if store.indices[pos] is not iv]
-        if coeff != 0 and not any(v in varying for v in others):
-            return True
-    return False
-
-
-def fence_anchor(op: ForOp) -> ForOp | None:
-    """The loop whose iterations end with the `sfence` of streaming loop `op`: the nearest
-    parallel loop around it (each thread fences its own stores), else the outermost loop
-    around it; None when `op` is itself outermost (it fences after itself)."""
-    outermost = None
-    node = op.parent_op()
-    while node is not None:
-        if isinstance(node, ForOp):
-            if node.parallel is not None:
-                return node
-            outermost = node
-        node = node.parent_op()
-    return outermost
-
-
-def stream_candidate(kernel: func.FuncOp, op: ForOp) -> StoreOp | None:
-    """The store of loop `op` that streaming would write, by the structure alone (see
-    `KernelEmitter.plan_stream`; the cost model asks the same question)."""
-    if op.vector is None or op.parallel is not None or op.step_value != 1:
-        return None
-    body = list(op.body.block.ops)
-    stores = [o for o in body if isinstance(o, StoreOp)]
-    if len(stores) != 1:
-        return None
-    st = stores[0]
-    if not isinstance(st.memref, BlockArgument) or st.memref.owner is not kernel.body.block:
-        return None
-    if any(isinstance(o, LoadOp) and o.memref is st.memref for o in kernel.body.walk()):
-        return None
-    iv = op.induction_var
-    inside = {r for o in body for r in o.results}
-    if any(v in inside for v in st.indices):
-        return None
-    inner = layout_order(st.memref.type)[-1]  # type: ignore[arg-type]
-    for d, result in enumerate(st.map.data.results):
-        used = {pos for pos in result.used_dims() if st.indices[pos] is iv}
-        if d != inner:
-            if used:
-                return None
-            continue
-        form = linear_form(result)
-        if form is None or sum(k for pos, k in form[0].items() if st.indices[pos] is iv) != 1:
-            return None
-    return st
-
-
-def stream_threshold(kernel: func.FuncOp) -> int:
-    """The least output size (bytes) that vector loops stream: the largest cache of the
-    kernel's inline hardware block, else `c_math.DEFAULT_NT_MIN_BYTES` (the `generic`
-    profile's last cache level).  `-DIRKIT_NT_MIN_BYTES=n` overrides it in the C."""
-    hw = kernel.attributes.get("irkit.hardware")
-    sizes = []
-    if isinstance(hw, DictionaryAttr) and isinstance(hw.data.get("levels"), ArrayAttr):
-        for level in hw.data["levels"].data:  # type: ignore[union-attr]
-            if not isinstance(level, DictionaryAttr):
-                continue
-            name, size = level.data.get("name"), level.data.get("size")
-            if isinstance(name, StringAttr) and name.data != "dram" and isinstance(size, IntegerAttr | FloatAttr):
-                sizes.append(int(size.value.data))
-    return max(sizes) if sizes else c_math.DEFAULT_NT_MIN_BYTES
-
-
-def relaxed_math(kernel: func.FuncOp) -> bool:
-    """Does the kernel's `irkit.assume` hold `relaxed_math` (fast, vectorizable exp; see `c_math`)?"""
-    assume = kernel.attributes.get("irkit.assume")
-    return isinstance(assume, DictionaryAttr) and "relaxed_math" in assume.data
-
-
 def _cmp_name(op: Operation, kind: str) -> str:
     table = CMPF_COMPARISON_OPERATIONS if kind == "f" else CMPI_COMPARISON_OPERATIONS
     pred = op.properties["predicate"]
@@ -1217,8 +1015,9 @@ def _cmp_name(op: Operation, kind: str) -> str:
 # ------------------------------------------------------------------ module
 
 
-def emit_c(module: ModuleOp) -> str:
-    """C99 source for every kernel of a loop-level module; `DiagnosticError` for what C cannot hold."""
+def check_loop_level(module: ModuleOp) -> None:
+    """A located `DiagnosticError` unless `module` is kernels of loop-level IR, each with a body
+    and its own name."""
     kernels: list[func.FuncOp] = []
     for op in module.body.block.ops:
         if isinstance(op, func.FuncOp):
@@ -1244,51 +1043,50 @@ def emit_c(module: ModuleOp) -> str:
                 )
     if not kernels:
         raise DiagnosticError([Diagnostic("error", "C backend: the module holds no kernel function", "<module>")])
-    shared = _Module()
-    bodies: list[list[str]] = []
     seen: set[str] = set()
     for kernel in kernels:
         name = kernel.sym_name.data
         if name in seen:
             raise DiagnosticError([at_op("error", f"C backend: two kernels are called '{name}'", kernel)])
         seen.add(name)
-        bodies.append(KernelEmitter(kernel, shared).run())
-    return assemble(kernels, shared, bodies)
 
 
-def assemble(kernels: list[func.FuncOp], shared: _Module, bodies: list[list[str]]) -> str:
+def emit_c(module: ModuleOp, language: CLanguage | None = None) -> str:
+    """C99 source for every kernel of a loop-level module; `DiagnosticError` for what C cannot hold.
+
+    `language`: the hooks for what a C-like language spells differently (`c_language`)."""
+    lang = language if language is not None else CLanguage()
+    check_loop_level(module)
+    # The kernels are written from a copy without dead code: the caller's module stays as it is.
+    copy = module.clone()
+    kernels = [op for op in copy.body.block.ops if isinstance(op, func.FuncOp)]
+    shared = _Module()
+    bodies: list[list[str]] = []
+    for kernel in kernels:
+        c_plan.eliminate_dead_code(kernel)
+        bodies.append(KernelEmitter(kernel, shared, lang).run())
+    return assemble(kernels, shared, bodies, lang)
+
+
+def assemble(kernels: list[func.FuncOp], shared: _Module, bodies: list[list[str]], lang: CLanguage) -> str:
     names = ", ".join(k.sym_name.data for k in kernels)
     docs = sorted({k.location.filename.data for k in kernels if isinstance(k.location, FileLineColLoc)})
     source = f" from {', '.join(docs)}" if docs else ""
     out = [
         "/* " + _comment(f"Generated by irkit{source}: kernel{'s' if len(kernels) > 1 else ''} {names}.") + " */",
-        f"/* C99 with OpenMP: cc -std={C_STD} -fopenmp. Do not edit; regenerate from the document. */",
+        "/* " + _comment(lang.banner()) + " */",
+        *lang.prelude(shared.alloc, shared.math),
+        "",
     ]
-    if shared.alloc:
-        out.append("#define _POSIX_C_SOURCE 200112L /* posix_memalign */")
-    out.append("#include <stdint.h>")
-    if shared.alloc:
-        out += ["#include <stdio.h>", "#include <stdlib.h>"]
-    if shared.math:
-        out.append("#include <math.h>")
-    out.append("")
     for helper in _HELPERS:
         if helper in shared.helpers:
             out.append(_HELPERS[helper])
     out.extend(c_math.helper_texts(shared.helpers))
-    out.extend(c_simd.helper_texts(shared.helpers))
+    out.extend(c_simd.helper_texts(shared.helpers, lang))
     if shared.helpers:
         out.append("")
     for i, (kernel, body) in enumerate(zip(kernels, bodies)):
         if i:
             out.append("")
-        if relaxed_math(kernel):
-            # relaxed_math allows contracting a * b + c into one FMA (one rounding
-            # instead of two); other kernels keep C99's op-by-op rounding, which is
-            # what the numpy oracle computes.
-            out += ["#pragma GCC push_options", '#pragma GCC optimize ("fp-contract=fast")']
-            out.extend(body)
-            out.append("#pragma GCC pop_options")
-        else:
-            out.extend(body)
+        out.extend(lang.relaxed_math_region(body) if relaxed_math(kernel) else body)
     return "\n".join(out) + "\n"

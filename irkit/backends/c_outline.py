@@ -24,6 +24,7 @@ this module reads.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 
@@ -38,11 +39,24 @@ _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 def _idents(line: str) -> list[str]:
     """The identifiers of a line of C, not counting those inside string literals."""
     return _IDENT.findall(_STRING.sub('""', line))
-# `    [const ]TYPE [*restrict ]NAME = ...;` at the kernel's top level
-_DECL = re.compile(
-    r"^    (?P<type>(?:const )?(?:int64_t|int32_t|float|double|size_t|int))\s*(?P<ptr>\*\s*(?:restrict\s+)?)?"
-    r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)\s*=",
-)
+
+
+@functools.cache
+def _decl_pattern(restrict: str) -> re.Pattern[str]:
+    """`    [const ]TYPE [*restrict ]NAME = ...;` at the kernel's top level."""
+    return re.compile(
+        r"^    (?P<type>(?:const )?(?:int64_t|int32_t|float|double|size_t|int))\s*"
+        rf"(?P<ptr>\*\s*(?:{re.escape(restrict)}\s+)?)?(?P<name>[A-Za-z_][A-Za-z0-9_]*)\s*=",
+    )
+
+
+@functools.cache
+def _alloc_pattern(restrict: str) -> re.Pattern[str]:
+    """`    T *restrict NAME = (T *)irkit_alloc(...);` at the kernel's top level."""
+    return re.compile(
+        rf"^    (?P<ctype>[A-Za-z_]\w*) \*{re.escape(restrict)} (?P<name>[A-Za-z_]\w*) = "
+        r"\((?P=ctype) \*\)(?P<call>irkit_alloc\(.*\));$"
+    )
 _PARAM = re.compile(r"^(?P<type>.*?)(?P<name>[A-Za-z_][A-Za-z0-9_]*)$")
 # Top-level lines that declare nothing: comments, frees, `(void)x;`, re-assignments of parameters.
 _HARMLESS = re.compile(r"^    (?:/\*.*\*/|free\(.*\);|\(void\)[A-Za-z_]\w*;|[A-Za-z_]\w* = .*;)\s*$")
@@ -70,13 +84,11 @@ def _nest_ok(lines: Sequence[str], top: set[str]) -> bool:
     return True
 
 
-def outline(
-    kname: str, params: Sequence[str], body: Sequence[str], nests: Sequence[tuple[int, int]]
-) -> tuple[list[str], list[str]]:
-    """(functions, new body): `body` (the kernel's lines between its braces) with the
-    top-level nests `nests` (line ranges [start, end) of `body`) moved into functions."""
-    if len(body) < MIN_LINES or not nests:
-        return [], list(body)
+def _kernel_names(
+    params: Sequence[str], body: Sequence[str], nests: Sequence[tuple[int, int]], restrict: str
+) -> tuple[dict[str, str], set[str]]:
+    """(name -> declaration as a parameter, names whose declaration is not understood) of the
+    kernel-level names: its parameters and the declarations outside `nests`."""
     decls: dict[str, str] = {}
     for p in params:
         d = _declaration(p)
@@ -86,22 +98,36 @@ def outline(
     for start, end in nests:
         for i in range(start, end):
             in_nest[i] = True
-    unknown: set[str] = set()  # kernel-level names whose declaration is not understood
+    unknown: set[str] = set()
     for i, line in enumerate(body):
         if in_nest[i] or not line.strip():
             continue
-        m = _DECL.match(line)
+        m = _decl_pattern(restrict).match(line)
         if m:
-            ptr = "*restrict " if m.group("ptr") else ""
             ctype = m.group("type")
-            if m.group("ptr") and ctype.startswith("const "):
-                decls[m.group("name")] = f"{ctype} {ptr}{m.group('name')}"
-            elif m.group("ptr"):
-                decls[m.group("name")] = f"{ctype} {ptr}{m.group('name')}"
-            else:
+            if m.group("ptr"):  # a pointer keeps its const and restrict
+                decls[m.group("name")] = f"{ctype} *{restrict} {m.group('name')}"
+            else:  # a scalar is passed by value
                 decls[m.group("name")] = f"{ctype.removeprefix('const ')} {m.group('name')}"
         elif not _HARMLESS.match(line):
             unknown.update(_idents(line))
+    return decls, unknown
+
+
+def outline(
+    kname: str,
+    params: Sequence[str],
+    body: Sequence[str],
+    nests: Sequence[tuple[int, int]],
+    restrict: str = "restrict",
+    qualifier: str = "static __attribute__((noinline))",
+) -> tuple[list[str], list[str]]:
+    """(functions, new body): `body` (the kernel's lines between its braces) with the
+    top-level nests `nests` (line ranges [start, end) of `body`) moved into functions
+    declared `qualifier void ...`, whose pointer parameters are `restrict`-qualified."""
+    if len(body) < MIN_LINES or not nests:
+        return [], list(body)
+    decls, unknown = _kernel_names(params, body, nests, restrict)
     top = set(decls)
     functions: list[str] = []
     out: list[str] = []
@@ -120,7 +146,7 @@ def outline(
         fname = f"{kname}__part{count}"
         count += 1
         sig = ", ".join(decls[n] for n in names) or "void"
-        functions.extend([f"static __attribute__((noinline)) void {fname}({sig})", "{", *lines, "}", ""])
+        functions.extend([f"{qualifier} void {fname}({sig})", "{", *lines, "}", ""])
         out.append(f"{INDENT}{fname}({', '.join(names)});")
         part, size = [], 0
 
@@ -145,17 +171,17 @@ def outline(
     out.extend(body[pos:])
     if count == 0:
         return [], list(body)
-    slotted = _slot_temporaries(out)
+    slotted = _slot_temporaries(out, restrict)
     if slotted is out:
         return functions, out
-    return _outline_runs(kname, decls, slotted, functions)
+    return _outline_runs(kname, decls, slotted, functions, qualifier)
 
 
 _SLOT_LINE = re.compile(r"^    (?:irkit_tmp\[\d+\] = irkit_alloc\(.*\)|free\(irkit_tmp\[\d+\]\));$")
 
 
 def _outline_runs(
-    kname: str, decls: dict[str, str], body: list[str], functions: list[str]
+    kname: str, decls: dict[str, str], body: list[str], functions: list[str], qualifier: str
 ) -> tuple[list[str], list[str]]:
     """Move runs of slot allocations and frees into functions too: a kernel of thousands of
     calls in a row is another function gcc's register allocator is slow on."""
@@ -172,7 +198,7 @@ def _outline_runs(
         fname = f"{kname}__slots{count}"
         count += 1
         sig = ", ".join(["void **irkit_tmp", *(decls[n] for n in names)])
-        functions.extend([f"static __attribute__((noinline)) void {fname}({sig})", "{", *run, "}", ""])
+        functions.extend([f"{qualifier} void {fname}({sig})", "{", *run, "}", ""])
         out.append(f"{INDENT}{fname}({', '.join(['irkit_tmp', *names])});")
         run = []
 
@@ -188,12 +214,7 @@ def _outline_runs(
     return functions, out
 
 
-_ALLOC = re.compile(
-    r"^    (?P<ctype>[A-Za-z_]\w*) \*restrict (?P<name>[A-Za-z_]\w*) = \((?P=ctype) \*\)(?P<call>irkit_alloc\(.*\));$"
-)
-
-
-def _slot_temporaries(body: list[str]) -> list[str]:
+def _slot_temporaries(body: list[str], restrict: str) -> list[str]:
     """Keep the kernel-level temporaries in one array instead of one variable each.
 
     Thousands of pointers live from their allocation to the kernel's end made gcc's
@@ -201,9 +222,10 @@ def _slot_temporaries(body: list[str]) -> list[str]:
     array are loaded where a part is called and cost it nothing.  Only temporaries
     that the kernel itself uses only in part calls and `free` are moved.
     """
+    alloc = _alloc_pattern(restrict)
     temps: dict[str, tuple[str, int]] = {}
     for line in body:
-        m = _ALLOC.match(line)
+        m = alloc.match(line)
         if m:
             temps[m.group("name")] = (m.group("ctype"), len(temps))
     if not temps:
@@ -211,7 +233,7 @@ def _slot_temporaries(body: list[str]) -> list[str]:
     calls = re.compile(r"^    irkit_\w+__part\d+\((?P<args>.*)\);$")
     frees = re.compile(r"^    free\((?P<name>[A-Za-z_]\w*)\);$")
     for line in body:
-        if _ALLOC.match(line) or calls.match(line) or frees.match(line):
+        if alloc.match(line) or calls.match(line) or frees.match(line):
             continue
         for w in _idents(line):
             temps.pop(w, None)  # used by kernel-level code: it stays a variable
@@ -219,7 +241,7 @@ def _slot_temporaries(body: list[str]) -> list[str]:
         return body
     out = [f"{INDENT}void *irkit_tmp[{len(temps)}];"]
     for line in body:
-        m = _ALLOC.match(line)
+        m = alloc.match(line)
         if m and m.group("name") in temps:
             out.append(f"{INDENT}irkit_tmp[{temps[m.group('name')][1]}] = {m.group('call')};")
             continue

@@ -57,6 +57,7 @@ from xdsl.dialects.builtin import Float32Type, Float64Type, MemRefType
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 
+from irkit.backends.c_language import CLanguage
 from irkit.backends.c_syntax import c_type
 from irkit.backends.c_syntax import comment as _comment
 from irkit.dialects.loop import ForOp, LoadOp, LocalOp, StoreOp, linear_form
@@ -82,8 +83,8 @@ def vector_type(t: Attribute, width: int) -> str:
     return f"irkit_{_short(t)}x{width}"
 
 
-def helper_texts(helpers: set[str]) -> list[str]:
-    """The typedefs of the vector types in `helpers` (sorted).
+def helper_texts(helpers: set[str], lang: CLanguage | None = None) -> list[str]:
+    """The typedefs of the vector types in `helpers` (sorted; `lang.vector_typedef`).
 
     Loads and stores are `__builtin_memcpy` at the use (no helper functions: a
     function taking a vector wider than the target's registers draws gcc's
@@ -95,7 +96,7 @@ def helper_texts(helpers: set[str]) -> list[str]:
         short, width = h[len("irkit_") :].split("x")
         ctype = "float" if short == "f32" else "double"
         size = int(width) * (4 if short == "f32" else 8)
-        out.append(f"typedef {ctype} {h} __attribute__((vector_size({size})));")
+        out.append((lang or CLanguage()).vector_typedef(ctype, h, size))
     for h in sorted(helpers):
         if h.startswith("irkit_fma_"):
             out += _fma_text(h)
@@ -440,7 +441,7 @@ class SimdEmitter:
         fused = _fusions(loop, plan)
         splats: dict[SSAValue, str] = {}
         for op in loop.body.block.ops:
-            if op in em.skip or op not in em.live or any(op is m for m, _ in fused.values()):
+            if op in em.skip or any(op is m for m, _ in fused.values()):
                 continue
             if id(op) in fused:
                 self._emit_fma(op, fused[id(op)], plan, vals, splats, inner)

@@ -4,7 +4,9 @@ Why an interface: the API (`irkit.compile`), `--check-semantics`, the
 harness, calibration and the benchmarks all need the same three steps, and
 a second backend (ISPC, OpenCL C, CUDA) must not be wired into each of them.
 A target is looked up by name (`target("c")`) in `irkit.registry.TARGETS`;
-irkit's own is `CTarget`, C with OpenMP built by the system compiler.
+irkit's own is `CTarget`, C with OpenMP built by the system compiler; its
+`language` (`irkit.backends.c_language.CLanguage`) holds the hooks a C-like
+target (ISPC, OpenCL C, CUDA) overrides to print its own dialect.
 
 - `emit(module)`: the source text of a loop-level module (DiagnosticError
   on IR the target cannot express);
@@ -24,6 +26,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 from irkit import registry
+from irkit.backends.c_language import CLanguage
 from irkit.backends.c_syntax import c_symbol
 from irkit.diagnostics import Diagnostic, DiagnosticError
 
@@ -45,10 +48,13 @@ class CTarget:
 
     name = "c"
 
+    def __init__(self, language: CLanguage | None = None):
+        self.language = language if language is not None else CLanguage()
+
     def emit(self, module: ModuleOp) -> str:
         from irkit.backends.c import emit_c
 
-        return emit_c(module)
+        return emit_c(module, self.language)
 
     def build(self, source: str, flags: list[str] | None = None) -> Path:
         from irkit.backends.build import build_shared

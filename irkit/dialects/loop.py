@@ -18,6 +18,14 @@
   vector loop.
 - Scalar math is `arith`/`math`.
 
+Memory effects, as xDSL's traits say them (so its `dce`, `canonicalize` and
+the C backend's dead-code elimination know what may go): `loop.load` reads
+(unused, it may be removed), `loop.store` writes, `loop.alloc` and
+`loop.local` allocate (an effect xDSL ties to no value, so an unused one
+stays), `loop.free` frees.  `loop.for` declares none, so it
+counts as having unknown effects and is never removed, even when its body
+is empty (the C backend writes every loop the IR holds).
+
 A kernel is a `func.func` (see `irkit.kernel_abi`) whose body holds these
 ops.  Verifiers check map arity against operands and buffer rank, positive
 steps, widths and factors, and that a parallel loop does not make two of
@@ -61,7 +69,13 @@ from xdsl.irdl import (
 )
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
-from xdsl.traits import NoTerminator
+from xdsl.traits import (
+    MemoryAllocEffect,
+    MemoryFreeEffect,
+    MemoryReadEffect,
+    MemoryWriteEffect,
+    NoTerminator,
+)
 from xdsl.utils.exceptions import VerifyException
 
 from irkit.affine.linear import POSITIONS, no_div, rounded_div, try_lin_of
@@ -296,6 +310,7 @@ class LoadOp(IRDLOperation):
     indices = var_operand_def(IndexType)
     map = prop_def(AffineMapAttr)
     result = result_def()
+    traits = traits_def(MemoryReadEffect())
     assembly_format = "$memref `[` $map `]` `(` $indices `)` attr-dict `:` type($memref) `->` type($result)"
 
     def __init__(self, memref: SSAValue, amap: AffineMap, indices: Sequence[SSAValue]):
@@ -321,6 +336,7 @@ class StoreOp(IRDLOperation):
     memref = operand_def(MemRefType)
     indices = var_operand_def(IndexType)
     map = prop_def(AffineMapAttr)
+    traits = traits_def(MemoryWriteEffect())
     assembly_format = (
         "$value `,` $memref `[` $map `]` `(` $indices `)` attr-dict `:` type($value) `,` type($memref)"
     )
@@ -352,6 +368,7 @@ class AllocOp(IRDLOperation):
     shape = prop_def(AffineMapAttr)
     align = opt_prop_def(IntegerAttr)
     result = result_def(MemRefType)
+    traits = traits_def(MemoryAllocEffect())
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "`(` $sizes `)` attr-dict `:` type($result)"
 
@@ -377,6 +394,7 @@ class FreeOp(IRDLOperation):
 
     name = "loop.free"
     memref = operand_def(MemRefType)
+    traits = traits_def(MemoryFreeEffect())
     assembly_format = "$memref attr-dict `:` type($memref)"
 
     def __init__(self, memref: SSAValue):
@@ -400,6 +418,7 @@ class LocalOp(IRDLOperation):
     name = "loop.local"
     tensor_name = prop_def(StringAttr)
     result = result_def(MemRefType)
+    traits = traits_def(MemoryAllocEffect())
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "attr-dict `:` type($result)"
 

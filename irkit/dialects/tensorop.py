@@ -24,6 +24,9 @@ loop names and its schedule directives travel along as properties, not
 applied yet.  Layouts: a memref without layout is row-major; a permutation
 map layout (`affine_map<(d0, d1) -> (d1, d0)>`) gives the storage order,
 outermost first, as in MLIR's multi-result layout maps.
+
+Memory effects (xDSL traits): generic and named ops read their inputs and
+write their outputs, `fill` writes, `alloc` allocates, `yield` is pure.
 """
 
 from __future__ import annotations
@@ -52,9 +55,17 @@ from xdsl.irdl import (
     prop_def,
     region_def,
     result_def,
+    traits_def,
     var_operand_def,
 )
-from xdsl.traits import HasParent, IsTerminator
+from xdsl.traits import (
+    HasParent,
+    IsTerminator,
+    MemoryAllocEffect,
+    MemoryReadEffect,
+    MemoryWriteEffect,
+    Pure,
+)
 from xdsl.utils.exceptions import VerifyException
 
 from irkit import registry
@@ -83,6 +94,8 @@ class TensorOpBase(IRDLOperation):
     loop_names = prop_def(ArrayAttr[StringAttr])
     domain = prop_def(AffineMapAttr)
     schedule = opt_prop_def(ArrayAttr)
+    # Destination-passing style: reads its inputs, writes its outputs.
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
     irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
 
     def verify_common(self) -> None:
@@ -107,7 +120,7 @@ class YieldOp(IRDLOperation):
 
     name = "tensorop.yield"
     values = var_operand_def()
-    traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(GenericOp)))
+    traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(GenericOp), Pure()))
     assembly_format = "$values attr-dict `:` type($values)"
 
     def __init__(self, *values: SSAValue):
@@ -198,6 +211,7 @@ class AllocOp(IRDLOperation):
     shape = prop_def(AffineMapAttr)
     align = opt_prop_def(IntegerAttr)
     result = result_def(MemRefType)
+    traits = traits_def(MemoryAllocEffect())
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "`(` $sizes `)` attr-dict `:` type($result)"
 
@@ -225,6 +239,7 @@ class FillOp(IRDLOperation):
     sizes = var_operand_def(IndexType)
     value = prop_def(Attribute)
     stage = prop_def(StringAttr)
+    traits = traits_def(MemoryWriteEffect())
     irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
     assembly_format = "$out `:` type($out) `sizes` `(` $sizes `)` attr-dict"
 

@@ -458,7 +458,7 @@ class Reader:
             # the C backend writes it as explicit vectors (a constant trip count), or leaves it to
             # gcc's `omp simd` loop, whose every entry sets up its trip count and remainder
             loop.simd_entries = plan_loop(op) is None
-        from irkit.backends.c import stream_candidate
+        from irkit.backends.c_plan import stream_candidate
 
         st_op = stream_candidate(self.kernel, op)
         if st_op is not None and st_op.memref in self.buffers:
@@ -1455,7 +1455,7 @@ def _sum_with(loop: Loop, body: Expr, count: Expr) -> Expr:
 
 def kernel_terms(kernel: func.FuncOp) -> tuple[list[NestTerms], dict[str, Expr], list[Buffer]]:
     """The cost terms of every top-level nest of a loop-level kernel, and kernel-wide terms."""
-    from irkit.backends.c import stream_threshold
+    from irkit.backends.c_plan import stream_threshold
 
     reader = Reader(kernel, stream_threshold(kernel))
     top: list[Loop] = []

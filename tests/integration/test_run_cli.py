@@ -113,8 +113,8 @@ def test_wrong_results_fail_the_check(doc, tmp_path, capsys, monkeypatch):
 
     real = c.emit_c
 
-    def corrupted(module):
-        source = real(module)
+    def corrupted(module, *args, **kwargs):
+        source = real(module, *args, **kwargs)
         assert "2.0f * " in source, source
         return source.replace("2.0f * ", "2.5f * ")
 

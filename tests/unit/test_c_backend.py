@@ -273,6 +273,98 @@ def test_unused_pure_values_are_dropped():
     assert "dead" not in src and "x * x" not in src
 
 
+def test_dead_code_goes_before_planning_and_the_module_is_not_touched():
+    """xDSL's dead-code elimination prunes a copy of the module: an unused load, an unused chain
+    of arith ops (one of them, arith.extsi, without effect traits in xDSL) go, and the plans see
+    the pruned IR (the reduction stays a reduction, whatever the dead load)."""
+    text = ROWSUM.replace(
+        "%sum = arith.addf %acc, %x : f32",
+        "%sum = arith.addf %acc, %x : f32\n"
+        "        %again = loop.load %s[affine_map<(d0, d1) -> (d0 + d1)>] (%io, %ii) : memref<?xf32> -> f32\n"
+        "        %deadi = arith.fptosi %again : f32 to i32\n"
+        "        %deadw = arith.extsi %deadi : i32 to i64",
+    )
+    module = parse(text)
+    before = str(module)
+    src = emit_c(module)
+    assert str(module) == before
+    assert src == emit_c(parse(ROWSUM))
+    assert "#pragma omp simd reduction(+:s_acc)" in src
+
+
+def test_an_unused_op_the_backend_cannot_write_is_still_refused():
+    """xDSL knows `affine.apply` is pure, but the dead-code elimination keeps ops of dialects
+    the C backend does not write, so they are refused rather than silently dropped."""
+    from irkit.tools.opt import make_full_context
+
+    text = ROWSUM.replace(
+        "%sum = arith.addf %acc, %x : f32",
+        "%sum = arith.addf %acc, %x : f32\n        %k = affine.apply affine_map<(d0) -> (d0 + 1)>(%j)",
+    )
+    module = Parser(make_full_context(), text, "t.mlir").parse_module()
+    with pytest.raises(DiagnosticError, match="no C translation for 'affine.apply'"):
+        emit_c(module)
+
+
+def test_loop_ops_declare_their_memory_effects():
+    """What xDSL's `dce` may remove: an unused load; never a loop, a store, an allocation."""
+    from xdsl.context import Context
+    from xdsl.transforms.dead_code_elimination import DeadCodeElimination
+
+    text = f"""
+func.func @k({size("N", 4)}, {tensor("a", "input", "affine_map<()[s0] -> (s0)>", "memref<?xf32>")},
+    {tensor("b", "output", "affine_map<()[s0] -> (s0)>", "memref<?xf32>")}) {{
+  %t = loop.alloc(%N) {{tensor_name = "t", shape = affine_map<()[s0] -> (s0)>}} : memref<?xf32>
+  %l = loop.local {{tensor_name = "l"}} : memref<4xf32>
+  loop.for %i = {ZERO} to {ID1}(%N) step 1 {{loop_name = "i"}} {{
+    %x = loop.load %a[{ID1}] (%i) : memref<?xf32> -> f32
+    %y = arith.addf %x, %x : f32
+  }}
+  loop.for %j = {ZERO} to {ID1}(%N) step 1 {{loop_name = "j"}} {{
+    %z = loop.load %a[{ID1}] (%j) : memref<?xf32> -> f32
+    loop.store %z, %b[{ID1}] (%j) : f32, memref<?xf32>
+  }}
+  loop.free %t : memref<?xf32>
+  func.return
+}}
+"""
+    module = parse(text)
+    DeadCodeElimination().apply(Context(), module)
+    names = [op.name for op in module.walk()]
+    assert names.count("loop.load") == 1 and "arith.addf" not in names
+    assert names.count("loop.for") == 2 and {"loop.store", "loop.alloc", "loop.local", "loop.free"} <= set(names)
+
+
+def test_language_hooks_change_the_text_exactly_where_they_print():
+    """Another C-like target is a `CLanguage` subclass: overriding a hook changes those lines only."""
+    from irkit.backends.c_language import CLanguage
+
+    class Restrict(CLanguage):
+        restrict = "__restrict__"
+
+    class Acc(CLanguage):
+        def pragma(self, directive: str) -> str:
+            return f"#pragma acc {directive}"
+
+    class Global(CLanguage):
+        def kernel_signature(self, symbol, params):
+            return "__global__ " + super().kernel_signature(symbol, params)
+
+    module = parse(BLURMAX)
+    plain = emit_c(module)
+    assert emit_c(module, language=CLanguage()) == plain
+    restricted = emit_c(module, language=Restrict())
+    assert plain.count("*restrict ") == 5  # four arguments and the temporary
+    assert restricted == plain.replace("*restrict ", "*__restrict__ ")
+    rowsum = emit_c(parse(ROWSUM))
+    assert rowsum.count("#pragma omp ") == 2 and "declare reduction" not in rowsum
+    assert emit_c(parse(ROWSUM), language=Acc()) == rowsum.replace("#pragma omp ", "#pragma acc ")
+    changed = [
+        (a, b) for a, b in zip(plain.splitlines(), emit_c(module, language=Global()).splitlines()) if a != b
+    ]
+    assert [b for _, b in changed] == ["__global__ " + changed[0][0]] and changed[0][0].startswith("void irkit_blurmax(")
+
+
 @pytest.mark.parametrize("name", sorted(KERNELS))
 def test_every_construct_compiles_warning_free(name):
     compile_werror(emit_c(parse(KERNELS[name])))
