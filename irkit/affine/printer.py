@@ -10,8 +10,10 @@ term, a negated first term and a lone constant are spelled.
 Targets here: `PYTHON` (Python source, loop_interp's compiled maps),
 `TEXT_TREE` (design-text trees, the oracle's index expressions) and
 `DESIGN_TEXT` / `affine_text` (canonical design text, raising and its
-comparison).  The cost model's expressions (`irkit.perf.analysis`) subclass
-`AffinePrinter` where they live.
+comparison).  Two targets subclass `AffinePrinter` where they live: the C
+backend's (`irkit.backends.c.AffinePrinter`: linear forms over C atom texts,
+floor-division helpers, printed through a `SumPrinter`) and the cost model's
+expressions (`irkit.perf.analysis`).
 """
 
 from __future__ import annotations

@@ -84,15 +84,13 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.ir.affine import (
-    AffineBinaryOpExpr,
-    AffineBinaryOpKind,
-    AffineConstantExpr,
-    AffineDimExpr,
     AffineExpr,
     AffineMap,
-    AffineSymExpr,
 )
 
+from irkit.affine.linear import Lin
+from irkit.affine.printer import AffinePrinter as BaseAffinePrinter
+from irkit.affine.printer import SumPrinter
 from irkit.backends import c_math, c_outline, c_plan, c_simd
 from irkit.backends.c_language import C_STD as C_STD  # re-exported: the C standard the build uses
 from irkit.backends.c_language import CLanguage
@@ -202,9 +200,6 @@ _HELPERS: dict[str, str] = {
 
 # ---------------------------------------------------------- affine printing
 
-Linear = tuple[dict[str, int], int]  # atom text -> coefficient, constant
-
-
 def _is_sum(text: str) -> bool:
     """Does C text have a top-level + or - (so it needs parentheses as a factor)?"""
     depth = 0
@@ -222,70 +217,83 @@ def paren(text: str) -> str:
     return f"({text})" if _is_sum(text) or text.startswith("-") else text
 
 
-class AffinePrinter:
-    """Affine expressions as C `int64_t` expressions; dims and symbols are C texts or known integers."""
+class _CSum(SumPrinter):
+    """A linear form over C atom texts as a C sum: `2*i + (a - b)*c - 1`."""
+
+    def scaled(self, mag: int, atom: str) -> str:
+        return f"{mag}*{paren(atom)}"
+
+    def negated(self, piece: str, atom: str, mag: int) -> str:
+        return f"-{paren(atom) if mag == 1 else piece}"
+
+    def lone_const(self, const: int) -> str:
+        return str(const) if const >= 0 else f"({const})"
+
+
+C_SUM = _CSum()
+
+_DIV_HELPERS = {"floordiv": "irkit_floordiv", "ceildiv": "irkit_ceildiv", "mod": "irkit_mod"}
+
+
+class AffinePrinter(BaseAffinePrinter[Lin]):
+    """Affine expressions as C `int64_t` expressions; dims and symbols are C texts or known integers.
+
+    The walk is the affine core's (`irkit.affine.printer`); each node is a linear form over C
+    atom texts, so constants fold and terms collect before anything is printed.  C's own rules:
+    a product of two non-constant forms is one opaque atom, and a division that does not fold
+    (constant operands, floor semantics as Python's; a divisor of 1) calls a helper that floors
+    for negative operands too (`irkit_floordiv`, `irkit_ceildiv`, `irkit_mod`)."""
 
     def __init__(self, use_helper: Callable[[str], None]):
         self.use_helper = use_helper
 
-    def linear(self, e: AffineExpr, dims: Sequence[str | int], syms: Sequence[str | int]) -> Linear:
-        if isinstance(e, AffineConstantExpr):
-            return {}, e.value
-        if isinstance(e, AffineDimExpr | AffineSymExpr):
-            v = dims[e.position] if isinstance(e, AffineDimExpr) else syms[e.position]
-            return ({}, v) if isinstance(v, int) else ({v: 1}, 0)
-        assert isinstance(e, AffineBinaryOpExpr)
-        lt, lc = self.linear(e.lhs, dims, syms)
-        rt, rc = self.linear(e.rhs, dims, syms)
-        if e.kind == AffineBinaryOpKind.Add:
-            terms = dict(lt)
-            for atom, k in rt.items():
-                terms[atom] = terms.get(atom, 0) + k
-            return {a: k for a, k in terms.items() if k != 0}, lc + rc
-        if e.kind == AffineBinaryOpKind.Mul:
-            if not rt:
-                return ({a: k * rc for a, k in lt.items()} if rc else {}), lc * rc
-            if not lt:
-                return ({a: k * lc for a, k in rt.items()} if lc else {}), lc * rc
-            return {f"{paren(self.text((lt, lc)))}*{paren(self.text((rt, rc)))}": 1}, 0
-        lhs = self.text((lt, lc))
-        if not rt and not lt and rc != 0:  # constant folding, floor semantics as Python's
-            return {}, {AffineBinaryOpKind.FloorDiv: lc // rc, AffineBinaryOpKind.Mod: lc % rc}.get(
-                e.kind, -((-lc) // rc)
-            )
-        if not rt and rc == 1:
-            return ({}, 0) if e.kind == AffineBinaryOpKind.Mod else (lt, lc)
-        helper = {
-            AffineBinaryOpKind.FloorDiv: "irkit_floordiv",
-            AffineBinaryOpKind.CeilDiv: "irkit_ceildiv",
-            AffineBinaryOpKind.Mod: "irkit_mod",
-        }[e.kind]
+    def dim(self, d: str | int) -> Lin:
+        return Lin(const=d) if isinstance(d, int) else Lin.of(d)
+
+    sym = dim
+
+    def const(self, value: int) -> Lin:
+        return Lin(const=value)
+
+    def add(self, a: Lin, b: Lin) -> Lin:
+        return a + b
+
+    def mul(self, a: Lin, b: Lin) -> Lin:
+        if b.is_const:
+            return a.scale(b.const)
+        if a.is_const:
+            return b.scale(a.const)
+        return Lin.of(f"{paren(self.text(a))}*{paren(self.text(b))}")
+
+    def floordiv(self, a: Lin, b: Lin) -> Lin:
+        return self._divide("floordiv", a, b)
+
+    def ceildiv(self, a: Lin, b: Lin) -> Lin:
+        return self._divide("ceildiv", a, b)
+
+    def mod(self, a: Lin, b: Lin) -> Lin:
+        return self._divide("mod", a, b)
+
+    def _divide(self, kind: str, a: Lin, b: Lin) -> Lin:
+        if a.is_const and b.is_const and b.const != 0:
+            q, r = a.const // b.const, a.const % b.const
+            return Lin(const={"floordiv": q, "mod": r}.get(kind, -((-a.const) // b.const)))
+        if b.is_const and b.const == 1:
+            return Lin() if kind == "mod" else a
+        helper = _DIV_HELPERS[kind]
         self.use_helper(helper)
-        return {f"{helper}({lhs}, {self.text((rt, rc))})": 1}, 0
+        return Lin.of(f"{helper}({self.text(a)}, {self.text(b)})")
 
     @staticmethod
-    def text(lin: Linear) -> str:
-        terms, const = lin
-        out = ""
-        for atom, k in terms.items():
-            mag = abs(k)
-            piece = atom if mag == 1 else f"{mag}*{paren(atom)}"
-            if not out:
-                out = piece if k > 0 else f"-{paren(atom) if mag == 1 else piece}"
-            else:
-                out += f" + {piece}" if k > 0 else f" - {piece}"
-        if not out:
-            return str(const) if const >= 0 else f"({const})"
-        if const:
-            out += f" + {const}" if const > 0 else f" - {-const}"
-        return out
+    def text(lin: Lin) -> str:
+        return C_SUM.sum_text(lin.terms.items(), lin.const)
 
     def expr(self, e: AffineExpr, dims: Sequence[str | int], syms: Sequence[str | int] = ()) -> str:
-        return self.text(self.linear(e, dims, syms))
+        return self.text(self.print(e, dims, syms))
 
     def const_value(self, e: AffineExpr, dims: Sequence[str | int], syms: Sequence[str | int] = ()) -> int | None:
-        terms, const = self.linear(e, dims, syms)
-        return None if terms else const
+        form = self.print(e, dims, syms)
+        return form.const if form.is_const else None
 
 
 # ------------------------------------------------------------ the emitter

@@ -57,16 +57,14 @@ from xdsl.dialects.builtin import Float32Type, Float64Type, MemRefType
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 
+from irkit.affine.linear import Lin, no_div, try_lin_of
 from irkit.backends.c_language import CLanguage
 from irkit.backends.c_syntax import c_type
 from irkit.backends.c_syntax import comment as _comment
-from irkit.dialects.loop import ForOp, LoadOp, LocalOp, StoreOp, linear_form
+from irkit.dialects.loop import ForOp, LoadOp, LocalOp, StoreOp
 
 MAX_GROUPS = 16  # most vectors one explicit loop is unrolled into
 _ARITH = {"arith.addf": "+", "arith.subf": "-", "arith.mulf": "*", "arith.divf": "/"}
-
-Lin = tuple[dict[SSAValue, int], int]
-
 
 # ------------------------------------------------------------------ C text
 
@@ -137,20 +135,8 @@ def _fma_text(helper: str) -> list[str]:
 
 
 def _lin(expr: AffineExpr, operands: Sequence[SSAValue]) -> Lin | None:
-    form = linear_form(expr)
-    if form is None:
-        return None
-    terms: dict[SSAValue, int] = {}
-    for dim, k in form[0].items():
-        terms[operands[dim]] = terms.get(operands[dim], 0) + k
-    return {v: k for v, k in terms.items() if k}, form[1]
-
-
-def _minus(a: Lin, b: Lin) -> Lin:
-    terms = dict(a[0])
-    for v, k in b[0].items():
-        terms[v] = terms.get(v, 0) - k
-    return {v: k for v, k in terms.items() if k}, a[1] - b[1]
+    """The index as a linear form over the access's operands (no divisions), or None."""
+    return try_lin_of(expr, operands, div=no_div)
 
 
 def _used(op: LoadOp | StoreOp) -> set[int]:
@@ -193,8 +179,8 @@ def plan_loop(loop: ForOp) -> LoopPlan | None:
     hi = _lin(loop.upper.data.results[0], list(loop.upper_operands))
     if lo is None or hi is None:
         return None
-    diff = _minus(hi, lo)
-    if diff[0] or diff[1] <= 0 or diff[1] % width or diff[1] // width > MAX_GROUPS:
+    diff = hi - lo
+    if diff.terms or diff.const <= 0 or diff.const % width or diff.const // width > MAX_GROUPS:
         return None
     iv = loop.induction_var
     body = list(loop.body.block.ops)
@@ -227,7 +213,7 @@ def plan_loop(loop: ForOp) -> LoopPlan | None:
                 same = o.map.data == st.map.data and list(o.indices) == list(st.indices)
                 if not same and not _apart(o, st):
                     return None
-    return LoopPlan(width, diff[1] // width, lo, varying)
+    return LoopPlan(width, diff.const // width, lo, varying)
 
 
 def _apart(a: LoadOp | StoreOp, b: LoadOp | StoreOp) -> bool:
@@ -237,8 +223,8 @@ def _apart(a: LoadOp | StoreOp, b: LoadOp | StoreOp) -> bool:
     for d, (ra, rb) in enumerate(zip(a.map.data.results, b.map.data.results)):
         la, lb = _lin(ra, list(a.indices)), _lin(rb, list(b.indices))
         if d != inner and la is not None and lb is not None:
-            diff = _minus(la, lb)
-            if not diff[0] and diff[1] != 0:
+            diff = la - lb
+            if diff.is_const and diff.const != 0:
                 return True
     return False
 
@@ -248,7 +234,7 @@ def _contiguous(op: LoadOp | StoreOp, iv: SSAValue) -> bool:
     order = _order(op.memref.type)
     for d, r in enumerate(op.map.data.results):
         lin = _lin(r, list(op.indices))
-        k = lin[0].get(iv, 0) if lin is not None else None
+        k = lin.terms.get(iv, 0) if lin is not None else None
         if d == order[-1]:
             if k != 1:
                 return False
@@ -275,20 +261,17 @@ def _chunk(
         lin = _lin(r, list(op.indices))
         if lin is None:
             return None
-        terms, const = lin
-        if plan is not None and iv is not None and iv in terms:
-            k = terms[iv]
-            rest: Lin = ({v: c for v, c in terms.items() if v is not iv}, const)
+        if plan is not None and iv is not None and iv in lin.terms:
+            k = lin.terms[iv]
             # iv = lower + lane: index = k*lower + rest + k*lane
-            low_terms = {v: k * c for v, c in plan.lower[0].items()}
-            total = _minus(rest, ({v: -c for v, c in low_terms.items()}, -k * plan.lower[1]))
-            if total[0] or k != 1 or d != len(shape) - 1 or total[1] % width:
+            total = lin.without(iv) + plan.lower.scale(k)
+            if total.terms or k != 1 or d != len(shape) - 1 or total.const % width:
                 return None
-            index = total[1]
+            index = total.const
         else:
-            if terms:
+            if lin.terms:
                 return None
-            index = const
+            index = lin.const
         if not 0 <= index < shape[d]:
             return None
         flat = flat * shape[d] + index

@@ -130,3 +130,22 @@ def test_division_rules():
     assert rounded_div("floordiv", x.scale(1530) + 7, 6) == x.scale(255) + 1
     assert rounded_div("mod", x + 5, 6) == x
     assert Lin({"x": 1, "y": 2}, 3).renamed(lambda a: "z") == Lin.of("z").scale(3) + 3
+
+
+@settings(max_examples=300, deadline=None)
+@given(e=_exprs(), point=POINT, known=st.lists(st.booleans(), min_size=N_DIMS, max_size=N_DIMS))
+def test_the_c_printer_computes_the_expression(e: AffineExpr, point, known) -> None:
+    """The C backend's printer (the core's walk over C atom texts) evaluates, with its helpers'
+    C semantics, to the map's value: dims given as C names or as known integers alike."""
+    from irkit.backends.c import AffinePrinter as CPrinter
+
+    dims, syms = point
+    used: set[str] = set()
+    printer = CPrinter(used.add)
+    dim_args = [v if k else f"d{i}" for i, (v, k) in enumerate(zip(dims, known))]
+    text = printer.expr(e, dim_args, SYMS)
+    env = {f"d{i}": v for i, v in enumerate(dims)} | {f"s{j}": v for j, v in enumerate(syms)}
+    env |= {"irkit_floordiv": lambda a, b: a // b, "irkit_ceildiv": lambda a, b: -((-a) // b),
+            "irkit_mod": lambda a, b: a % b}  # fmt: skip
+    assert eval(text, {}, env) == _direct(e, dims, syms), text
+    assert used <= {"irkit_floordiv", "irkit_ceildiv", "irkit_mod"}
