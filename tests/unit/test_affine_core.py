@@ -130,3 +130,12 @@ def test_division_rules():
     assert rounded_div("floordiv", x.scale(1530) + 7, 6) == x.scale(255) + 1
     assert rounded_div("mod", x + 5, 6) == x
     assert Lin({"x": 1, "y": 2}, 3).renamed(lambda a: "z") == Lin.of("z").scale(3) + 3
+
+
+def test_as_const():
+    x, y = Lin.of("x"), Lin.of("y")
+    assert (x + 5 - x).as_const() == 5
+    assert (x + 5 - x).is_const
+    assert Lin().as_const() == 0
+    assert (x.scale(2) + y - x).as_const() is None
+    assert Lin({"x": 0}, -3).as_const() == -3  # zero coefficients are dropped
