@@ -97,6 +97,10 @@ class Lin:
     def is_const(self) -> bool:
         return not self.terms
 
+    def as_const(self) -> int | None:
+        """The constant when the form has no terms, else None (`(hi - lo).as_const()`: a constant difference)."""
+        return None if self.terms else self.const
+
     def is_atom(self, atom: Any) -> bool:
         """Is the form exactly `atom`?"""
         return self.const == 0 and self.terms == {atom: 1}

@@ -149,3 +149,12 @@ def test_the_c_printer_computes_the_expression(e: AffineExpr, point, known) -> N
             "irkit_mod": lambda a, b: a % b}  # fmt: skip
     assert eval(text, {}, env) == _direct(e, dims, syms), text
     assert used <= {"irkit_floordiv", "irkit_ceildiv", "irkit_mod"}
+
+
+def test_as_const():
+    x, y = Lin.of("x"), Lin.of("y")
+    assert (x + 5 - x).as_const() == 5
+    assert (x + 5 - x).is_const
+    assert Lin().as_const() == 0
+    assert (x.scale(2) + y - x).as_const() is None
+    assert Lin({"x": 0}, -3).as_const() == -3  # zero coefficients are dropped

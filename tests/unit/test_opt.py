@@ -14,7 +14,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from irkit.diagnostics import Diagnostic, DiagnosticError
-from irkit.dialects.design import ParallelOp
+from irkit.directives import ParallelOp
 from irkit.frontend import parse_design
 from irkit.passes import registry
 from irkit.tools.opt import main, split_chunks

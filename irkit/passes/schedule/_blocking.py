@@ -1,11 +1,11 @@
 """What `unroll_jam` and `pack` share: linear index arithmetic over SSA values,
 loop windows, peeling a loop into full blocks and remainders, and cloning.
 
-A *linear form* (`Lin`) is `({value: coefficient}, constant)` over index
+A *linear form* is the affine core's `Lin` (`irkit.affine.linear`) over index
 values (loop variables, kernel sizes): a map result that is linear in its
 dimensions, with the dimensions replaced by the operands they stand for, so
 that the bounds of different loops and the indices of different accesses
-can be compared and combined.
+can be compared and combined (`lin_over`).
 
 A loop's *window* is a lower-bound result `l` and an upper-bound result
 `l + E` with a constant `E`: every value of the variable lies in
@@ -23,12 +23,10 @@ from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, StringAttr
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 
-from irkit.affine.linear import POSITIONS, no_div, try_lin_of
+from irkit.affine.linear import POSITIONS, Lin, no_div, try_lin_of
 from irkit.dialects import loop as lp
 from irkit.passes.lower_tensorop import SCHEDULE_ATTR
 from irkit.passes.schedule.helpers import fail, get_str, name, nest_loops, stage_nests
-
-Lin = tuple[dict[SSAValue, int], int]
 
 # Directive kinds that may follow `unroll_jam` and `pack` in a schedule: they
 # restructure the nest (remainder loops, copies), so a loop name no longer
@@ -39,28 +37,10 @@ MAY_FOLLOW = frozenset({"unroll_jam", "pack", "compute_at", "compute_root"})
 # ------------------------------------------------------------ linear forms
 
 
-def lin_of(expr: AffineExpr, operands: Sequence[SSAValue]) -> Lin | None:
-    """The core's form over map positions (no divisions), renamed to the operands (repeats merged)."""
+def lin_over(expr: AffineExpr, operands: Sequence[SSAValue]) -> Lin | None:
+    """`expr` as a form over map positions (no divisions), renamed to the operands (repeats merged)."""
     form = try_lin_of(expr, POSITIONS, div=no_div)
-    if form is None:
-        return None
-    form = form.renamed(operands.__getitem__)
-    return form.terms, form.const
-
-
-def lin_add(a: Lin, b: Lin, scale: int = 1) -> Lin:
-    terms = dict(a[0])
-    for v, k in b[0].items():
-        terms[v] = terms.get(v, 0) + scale * k
-    return {v: k for v, k in terms.items() if k}, a[1] + scale * b[1]
-
-
-def lin_sub(a: Lin, b: Lin) -> Lin:
-    return lin_add(a, b, -1)
-
-
-def lin_const(a: Lin) -> int | None:
-    return None if a[0] else a[1]
+    return None if form is None else form.renamed(operands.__getitem__)
 
 
 def results(loop: lp.ForOp, upper: bool) -> list[tuple[AffineExpr, list[SSAValue]]]:
@@ -70,7 +50,7 @@ def results(loop: lp.ForOp, upper: bool) -> list[tuple[AffineExpr, list[SSAValue
 
 
 def bound_lins(loop: lp.ForOp, upper: bool) -> list[Lin | None]:
-    return [lin_of(r, ops) for r, ops in results(loop, upper)]
+    return [lin_over(r, ops) for r, ops in results(loop, upper)]
 
 
 def single_lower(loop: lp.ForOp) -> Lin | None:
@@ -87,7 +67,7 @@ def window(loop: lp.ForOp) -> tuple[Lin, int] | None:
         for hi in bound_lins(loop, True):
             if hi is None:
                 continue
-            extent = lin_const(lin_sub(hi, lo))
+            extent = (hi - lo).as_const()
             if extent is not None and extent > 0 and (best is None or extent < best[1]):
                 best = (lo, extent)
     return best
@@ -136,8 +116,8 @@ class MapBuilder:
         return AffineExpr.dimension(len(self.values) - 1)
 
     def lin(self, a: Lin) -> AffineExpr:
-        out = AffineExpr.constant(a[1])
-        for v, k in a[0].items():
+        out = AffineExpr.constant(a.const)
+        for v, k in a.terms.items():
             out = out + self.dim(v) * k
         return out
 
@@ -257,35 +237,35 @@ def peel(
     lows = results(loop, False)
     assert len(lows) == 1
     low_expr, low_ops = lows[0]
-    low_lin = lin_of(low_expr, low_ops)
+    low_lin = lin_over(low_expr, low_ops)
     uppers = results(loop, True)
     step = loop.step_value
     # Remainders, made from clones of the untouched loop.
     b = MapBuilder()
     lo = b.expr(low_expr, low_ops)
     ups = [b.expr(r, ops) for r, ops in uppers]
-    up_lins = [lin_of(r, ops) for r, ops in uppers]
+    up_lins = [lin_over(r, ops) for r, ops in uppers]
     starts: list[tuple[AffineExpr, Lin | None]] = []
     for cut, ops in cuts:
         c = b.expr(cut, ops)
-        c_lin = lin_of(cut, ops)
+        c_lin = lin_over(cut, ops)
         start_lin: Lin | None = None
         if c_lin is not None and low_lin is not None:
-            diff = lin_const(lin_sub(c_lin, low_lin))
+            diff = (c_lin - low_lin).as_const()
             if diff is not None:
-                start_lin = lin_add(low_lin, ({}, grid * -(-diff // grid) if diff > 0 else 0))
+                start_lin = low_lin + (grid * -(-diff // grid) if diff > 0 else 0)
         starts.append((b.lin(start_lin) if start_lin is not None else grid_start(b, lo, c, grid), start_lin))
     tails: list[lp.ForOp] = []
     kept: list[tuple[AffineExpr, Lin | None]] = []
     for start, start_lin in starts:
         if start_lin is not None and any(
-            u is not None and (d := lin_const(lin_sub(u, start_lin))) is not None and d <= 0
+            u is not None and (d := (u - start_lin).as_const()) is not None and d <= 0
             for u in [*up_lins, *(k for _, k in kept)]
         ):
             continue  # provably empty
         if any(str(start) == str(k) for k, _ in kept):
             continue
-        above = None if start_lin is None or low_lin is None else lin_const(lin_sub(start_lin, low_lin))
+        above = None if start_lin is None or low_lin is None else (start_lin - low_lin).as_const()
         lower_exprs = [start] if above is not None and above >= 0 else [lo, start]
         lower = b.build(lower_exprs)
         upper = b.build([*ups, *(k for k, _ in kept)])

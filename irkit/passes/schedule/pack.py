@@ -64,17 +64,16 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.passes import ModulePass
 
+from irkit.affine.linear import Lin
 from irkit.dialects import loop as lp
 from irkit.dialects.loop import enclosing_loops
 from irkit.kernel_abi import kernel_args
 from irkit.passes.options import option
 from irkit.passes.schedule import directive
 from irkit.passes.schedule._blocking import (
-    Lin,
     MapBuilder,
     check_last,
-    lin_add,
-    lin_of,
+    lin_over,
     loop_of,
     new_loop,
     single_lower,
@@ -141,7 +140,7 @@ class DimAccess:
     cmin: int
     cmax: int
     terms: list[Term] = field(default_factory=list)
-    span: Lin = field(default_factory=lambda: ({}, 0))  # size-dependent part of the range (one loop over sizes)
+    span: Lin = field(default_factory=Lin)  # size-dependent part of the range (one loop over sizes)
 
 
 def _is_size(value: SSAValue) -> bool:
@@ -153,27 +152,25 @@ def _is_size(value: SSAValue) -> bool:
 def _size_range(lo: lp.ForOp) -> tuple[Lin, Lin] | None:
     """(lower, extent) of a loop whose bounds are single linear expressions of sizes only."""
     low = single_lower(lo)
-    ups = [lin_of(r, list(lo.upper_operands)) for r in lo.upper.data.results]
+    ups = [lin_over(r, list(lo.upper_operands)) for r in lo.upper.data.results]
     if low is None or len(ups) != 1 or ups[0] is None:
         return None
-    if not all(_is_size(u) for u in (*low[0], *ups[0][0])):
+    if not all(_is_size(u) for u in (*low.terms, *ups[0].terms)):
         return None
-    return low, lin_add(ups[0], low, -1)
+    return low, ups[0] - low
 
 
 def _depth(loop: lp.ForOp, v: lp.ForOp) -> int:
     return len(enclosing_loops(loop)) - len(enclosing_loops(v))
 
 
-def _expand(lin: Lin, ld: lp.LoadOp, v: lp.ForOp, tensor: str, where: str) -> DimAccess:
-    terms = dict(lin[0])
-    const = lin[1]
+def _expand(form: Lin, ld: lp.LoadOp, v: lp.ForOp, tensor: str, where: str) -> DimAccess:
     cmin = cmax = 0
-    span: Lin = ({}, 0)
+    span = Lin()
     out: list[Term] = []
     guard = 0
     while True:
-        inner = next((u for u in terms if (lo := loop_of(u)) is not None and v.is_ancestor(lo) and lo is not v), None)
+        inner = next((u for u in form.terms if (lo := loop_of(u)) is not None and v.is_ancestor(lo) and lo is not v), None)
         if inner is None:
             break
         guard += 1
@@ -181,10 +178,11 @@ def _expand(lin: Lin, ld: lp.LoadOp, v: lp.ForOp, tensor: str, where: str) -> Di
             raise fail(where, f"pack {tensor}: the loop bounds inside '{name(v)}' are too deeply chained", tensor)
         lo = loop_of(inner)
         assert lo is not None
-        a = terms.pop(inner)
+        a = form.terms[inner]
+        form = form.without(inner)
         win = window(lo)
         sized = _size_range(lo) if win is None else None
-        if win is None and (sized is None or a <= 0 or span[0]):
+        if win is None and (sized is None or a <= 0 or span.terms):
             raise fail(
                 where,
                 f"pack {tensor} at {name(v)}: {access_text(ld)} uses '{name(lo)}', which does not run over a window "
@@ -200,18 +198,18 @@ def _expand(lin: Lin, ld: lp.LoadOp, v: lp.ForOp, tensor: str, where: str) -> Di
         else:
             assert sized is not None
             low, size = sized  # iv runs in [low, low + size): the range grows by at most a * (size - 1)
-            span = ({u: a * k for u, k in size[0].items()}, 0)
-            cmax += a * (size[1] - 1)
-        merged = lin_add((terms, const), low, a)
-        terms, const = dict(merged[0]), merged[1]
+            span = Lin(size.terms).scale(a)
+            cmax += a * (size.const - 1)
+        form = form + low.scale(a)
         single = single_lower(lo)
         out.append(Term(lo, a, low, trips, single is not None and single == low))
-    for u in terms:
+    for u in form.terms:
         owner = u.owner
         op = owner if isinstance(owner, Operation) else owner.parent_op()
         if op is not None and (op is v or v.is_ancestor(op)) and loop_of(u) is not v:
             raise fail(where, f"pack {tensor}: {access_text(ld)} uses a value computed inside '{name(v)}'", tensor)
-    return DimAccess((terms, 0), const, const + cmin, const + cmax, out, span)
+    const = form.const
+    return DimAccess(Lin(form.terms), const, const + cmin, const + cmax, out, span)
 
 
 @dataclass
@@ -243,8 +241,8 @@ def _digits(dim: int, accs: list[DimAccess], v: lp.ForOp, extent: int, span: Lin
         chain.append(1)
     digits = []
     for k, r in enumerate(chain):
-        if k == 0 and span[0]:
-            digits.append(Digit(dim, r, 0, depth_of.get(r, INNERMOST), sized=lin_add(span, ({}, extent))))
+        if k == 0 and span.terms:
+            digits.append(Digit(dim, r, 0, depth_of.get(r, INNERMOST), sized=span + extent))
             continue
         ext = -(-extent // r) if k == 0 else chain[k - 1] // r
         if ext > 1:
@@ -346,10 +344,10 @@ def pack(kernel: func.FuncOp, stage: str, v: lp.ForOp, tensor: str, where: str) 
     for ld in loads:
         row = []
         for r in ld.map.data.results:
-            lin = lin_of(r, list(ld.indices))
-            if lin is None:
+            form = lin_over(r, list(ld.indices))
+            if form is None:
                 raise fail(where, f"pack {tensor}: {access_text(ld)} is not linear in the loop variables", tensor)
-            row.append(_expand(lin, ld, v, tensor, where))
+            row.append(_expand(form, ld, v, tensor, where))
         accs.append(row)
     lows: list[Lin] = []
     extents: list[int] = []
@@ -366,8 +364,7 @@ def pack(kernel: func.FuncOp, stage: str, v: lp.ForOp, tensor: str, where: str) 
                     "offsets of one tile (their indices differ by more than constants)",
                     tensor,
                 )
-        spans = {str(sorted((id(u), k) for u, k in acc.span[0].items())) for acc in col}
-        if len(spans) > 1:
+        if len({acc.span for acc in col}) > 1:
             raise fail(
                 where,
                 f"pack {tensor} at {name(v)}: the reads of '{tensor}' cover ranges of different, size-dependent "
@@ -375,7 +372,7 @@ def pack(kernel: func.FuncOp, stage: str, v: lp.ForOp, tensor: str, where: str) 
                 tensor,
             )
         lo = min(acc.cmin for acc in col)
-        lows.append((sym[0], lo))
+        lows.append(sym + lo)
         extents.append(max(acc.cmax for acc in col) - lo + 1)
         digits = _digits(dim, col, v, extents[-1], col[0].span)
         per_dim.append(digits)
@@ -435,7 +432,7 @@ def pack(kernel: func.FuncOp, stage: str, v: lp.ForOp, tensor: str, where: str) 
         b = MapBuilder(list(ld.indices))
         address = AffineExpr.constant(0)
         for dim, acc in enumerate(row):
-            part = _exact(b, acc, lows[dim][1], per_dim[dim])
+            part = _exact(b, acc, lows[dim].const, per_dim[dim])
             if part is None:
                 o = b.expr(ld.map.data.results[dim], list(ld.indices)) - b.lin(lows[dim])
                 part = _general(b, o, per_dim[dim])

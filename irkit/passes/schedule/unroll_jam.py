@@ -67,15 +67,14 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.passes import ModulePass
 
+from irkit.affine.linear import Lin
 from irkit.dialects import loop as lp
 from irkit.passes.options import option
 from irkit.passes.schedule import directive
 from irkit.passes.schedule._blocking import (
     MapBuilder,
     check_last,
-    lin_const,
-    lin_of,
-    lin_sub,
+    lin_over,
     loop_of,
     new_loop,
     paired_walk,
@@ -165,10 +164,10 @@ def _check_jam(v: lp.ForOp, chain: list[lp.ForOp], body: list[Operation], where:
 def _distinct_by(st: lp.StoreOp, iv: SSAValue, v: lp.ForOp) -> bool:
     """Does some index of the store read `a*iv + (values fixed inside v)` with a != 0?"""
     for r in st.map.data.results:
-        lin = lin_of(r, list(st.indices))
-        if lin is None:
+        form = lin_over(r, list(st.indices))
+        if form is None:
             continue
-        if lin[0].get(iv, 0) != 0 and all(u is iv or not _inside(u, v) for u in lin[0]):
+        if form.terms.get(iv, 0) != 0 and all(u is iv or not _inside(u, v) for u in form.terms):
             return True
     return False
 
@@ -243,8 +242,8 @@ def _apart(a: lp.StoreOp, b: lp.StoreOp) -> bool:
     """Do the two stores address different elements in every iteration (an index differs by a
     nonzero constant)?"""
     for ra, rb in zip(a.map.data.results, b.map.data.results):
-        la, lb = lin_of(ra, list(a.indices)), lin_of(rb, list(b.indices))
-        if la is not None and lb is not None and (lin_const(lin_sub(la, lb)) or 0) != 0:
+        la, lb = lin_over(ra, list(a.indices)), lin_over(rb, list(b.indices))
+        if la is not None and lb is not None and ((la - lb).as_const() or 0) != 0:
             return True
     return False
 
@@ -293,7 +292,7 @@ def plan_tile(top: lp.ForOp) -> TilePlan | None:
             return None
         low = single_lower(lo)
         win = window(lo)
-        if low is None or win is None or lin_const(lin_sub(win[0], low)) != 0:
+        if low is None or win is None or (win[0] - low).as_const() != 0:
             return None
     tile_ivs = {lo.induction_var for lo in tile}
     for st in stores:
@@ -306,13 +305,17 @@ def _tile_index(tile: list[lp.ForOp], ivs: list[SSAValue]) -> tuple[AffineMap, l
     """Indices into a tile: `(iv - lower) floordiv step` per tile loop, for the given variables."""
     if not tile:  # a one-element tile: the accumulator of a reduction along the innermost loops
         return AffineMap(0, 0, (AffineExpr.constant(0),)), []
+
+    def given(u: SSAValue) -> SSAValue:  # a tile loop's variable -> the given one
+        t = loop_of(u)
+        return ivs[tile.index(t)] if t in tile else u
+
     b = MapBuilder()
     exprs = []
     for lo, iv in zip(tile, ivs):
         low = single_lower(lo)
         assert low is not None
-        low_ops = [ivs[tile.index(t)] if t in tile else v for v, t in ((v, loop_of(v)) for v in low[0])]
-        rel = b.dim(iv) - b.lin(({u: k for u, k in zip(low_ops, low[0].values())}, low[1]))
+        rel = b.dim(iv) - b.lin(low.renamed(given))
         exprs.append(rel if lo.step_value == 1 else rel // lo.step_value)
     return b.build(exprs)
 
@@ -419,23 +422,23 @@ def _window_cuts(plan: TilePlan, v: lp.ForOp) -> tuple[lp.ForOp, list[tuple[lp.F
         if win is None:
             continue
         low, extent = win
-        vars_ = [u for u in low[0] if loop_of(u) is not None]
-        if len(vars_) != 1 or low[0][vars_[0]] != 1:
+        vars_ = [u for u in low.terms if loop_of(u) is not None]
+        if len(vars_) != 1 or low.terms[vars_[0]] != 1:
             continue
         p = loop_of(vars_[0])
         assert p is not None
         if not p.is_ancestor(v) or single_lower(p) is None or (target is not None and p is not target):
             continue
         piv = p.induction_var
-        offset = lin_sub(low, ({piv: 1}, 0))  # low = piv + offset (offset fixed outside P)
-        if any(_inside(u, p) for u in offset[0]):
+        offset = low - Lin.of(piv)  # low = piv + offset (offset fixed outside P)
+        if any(_inside(u, p) for u in offset.terms):
             continue
         cut_idx: list[int] = []
         mine: list[tuple[AffineExpr, list[SSAValue]]] = []
         expressible = True
         for k, (r, ops) in enumerate(results(lo, True)):
-            hi = lin_of(r, ops)
-            if hi is not None and lin_const(lin_sub(hi, low)) == extent:
+            hi = lin_over(r, ops)
+            if hi is not None and (hi - low).as_const() == extent:
                 continue  # the window's own bound
             if any(_inside(ops[d], p) for d in r.used_dims()):
                 expressible = False  # not a bound of P
