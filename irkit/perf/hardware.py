@@ -61,21 +61,52 @@ def from_op(hw: d.HardwareOp, source: str) -> Hardware:
     top = _fields(hw)
     notes: list[str] = []
     name = hw.hw_name.data if hw.hw_name is not None else "inline"
-
-    def base(key: str, table=top) -> float | None:
-        if key not in table:
-            return None
-        value, unit = table[key]
-        return to_base(value, unit)
-
-    frequency = base("frequency")
-    simd = base("simd")
-    cores = base("cores")
+    frequency = _base(top, "frequency")
+    simd = _base(top, "simd")
+    cores = _base(top, "cores")
     assert frequency and simd and cores  # required fields; the checker ran
     values: dict = {"cores": cores, "simd": simd, "frequency": frequency}
-    flops = base("flops_f32")
+    _throughputs(top, values, notes, name, source)
+    _op_costs(top, values, notes)
+    _overheads(top, values, notes)
+    _latencies(top, values, notes)
+    levels: list[dict] = []
+    for op in hw.body.block.ops:
+        if not isinstance(op, d.HwLevelOp):
+            continue
+        if op.is_dram:
+            _dram(_fields(op), values, notes)
+        else:
+            levels.append(_cache_level(op, simd, frequency))
+    values["levels"] = levels
+    values["line"] = levels[0]["line"] if levels else 64.0
+    text = {op.key.data: op.text.data for op in hw.body.block.ops if isinstance(op, d.HwTextOp)}
+    return Hardware(name, values, source, notes, text)
+
+
+def _base(table: dict, key: str) -> float | None:
+    """A field in base units (seconds, bytes, Hz, ...), None if not given."""
+    if key not in table:
+        return None
+    value, unit = table[key]
+    return to_base(value, unit)
+
+
+def _cycles(table: dict, key: str, frequency: float) -> float | None:
+    """A latency the model counts in cycles, given in cycles or in a time unit."""
+    lat = table.get(key)
+    if lat is None:
+        return None
+    value, unit = lat
+    return value if unit == "cycles" else to_base(value, unit) * frequency
+
+
+def _throughputs(top: dict, values: dict, notes: list[str], name: str, source: str) -> None:
+    """FLOP/s in f32 and f64, at the full width and the narrower ones given."""
+    frequency, simd = values["frequency"], values["simd"]
+    flops = _base(top, "flops_f32")
     if flops is None:
-        fma = base("fma_units")
+        fma = _base(top, "fma_units")
         if fma is None:
             raise DiagnosticError(
                 [
@@ -91,13 +122,23 @@ def from_op(hw: d.HardwareOp, source: str) -> Hardware:
             f"flops_f32 derived: frequency x simd/32 lanes x 2 x {fma:g} fma_units = {flops / 1e9:.1f} GFLOP/s"
         )
     values["flops_f32"] = flops
-    f64 = base("flops_f64")
+    f64 = _base(top, "flops_f64")
     if f64 is None:
         f64 = flops / 2
         notes.append("flops_f64 derived as flops_f32 / 2")
     values["flops_f64"] = f64
+    for dtype, scalar in (("f32", 32), ("f64", 64)):
+        widths = {bits: _base(top, f"flops_{dtype}_{w}") for bits, w in ((512, "512"), (256, "256"), (128, "128"), (scalar, "scalar"))}
+        given = {bits: v for bits, v in widths.items() if v is not None}
+        given.setdefault(int(simd), values[f"flops_{dtype}"])  # the full width is flops_f32 / flops_f64
+        values[f"flops_{dtype}_w"] = given
+
+
+def _op_costs(top: dict, values: dict, notes: list[str]) -> None:
+    """Throughputs of division, square root and exp (per dtype, per width)."""
+    simd = values["simd"]
     for key in ("div_f32", "sqrt_f32", "exp_f32", "libm_exp_f32", "div_f64", "sqrt_f64", "exp_f64", "libm_exp_f64"):
-        v = base(key)
+        v = _base(top, key)
         if v is not None:
             values[key] = v
     for key in ("div", "sqrt", "exp", "libm_exp"):  # an older description: f64 from the f32 figure
@@ -110,15 +151,15 @@ def from_op(hw: d.HardwareOp, source: str) -> Hardware:
             widths = {}
             if f"{op}_{dtype}" in values:
                 widths[int(simd)] = values[f"{op}_{dtype}"]
-            v = base(f"{op}_{dtype}_scalar")
+            v = _base(top, f"{op}_{dtype}_scalar")
             if v is not None:
                 widths[scalar] = v
             values[f"{op}_{dtype}_w"] = widths
-    for dtype, scalar in (("f32", 32), ("f64", 64)):
-        widths = {bits: base(f"flops_{dtype}_{name}") for bits, name in ((512, "512"), (256, "256"), (128, "128"), (scalar, "scalar"))}
-        given = {bits: v for bits, v in widths.items() if v is not None}
-        given.setdefault(int(simd), values[f"flops_{dtype}"])  # the full width is flops_f32 / flops_f64
-        values[f"flops_{dtype}_w"] = given
+
+
+def _overheads(top: dict, values: dict, notes: list[str]) -> None:
+    """Fixed costs (in seconds), counts and shares of the core and its caches."""
+    frequency = values["frequency"]
     for key in ("parallel_overhead", "call_overhead", "page_fault", "strided_miss", "conflict_miss"):
         v = _seconds(top, key, frequency)
         if v is None:
@@ -128,96 +169,84 @@ def from_op(hw: d.HardwareOp, source: str) -> Hardware:
     for key in ("ooo_window", "tlb_entries"):  # counts
         if key in top:
             values[key] = top[key][0]
-    tlb_miss = _seconds(top, "tlb_miss", frequency)
-    if tlb_miss is not None:
-        values["tlb_miss"] = tlb_miss
-    for key in ("gather_lane", "vector_entry"):
+    for key in ("tlb_miss", "gather_lane", "vector_entry"):
         figure = _seconds(top, key, frequency)
         if figure is not None:
             values[key] = figure
-    for key in CONFLICT_SHARES:
+    for key in (*CONFLICT_SHARES, "split_load", "split_load_256", "split_load_128"):
         if key in top:
             values[key] = top[key][0]
-    if "split_load" in top:
-        values["split_load"] = top["split_load"][0]
-    for bits in (256, 128):
-        if f"split_load_{bits}" in top:
-            values[f"split_load_{bits}"] = top[f"split_load_{bits}"][0]
-    huge = base("huge_page")
+    huge = _base(top, "huge_page")
     if huge is not None:
         values["huge_page"] = huge
+
+
+def _latencies(top: dict, values: dict, notes: list[str]) -> None:
+    """Instruction latencies and store forwarding, in cycles."""
+    frequency = values["frequency"]
     for key in ("add_latency", "fma_latency", "max_latency", "mul_latency", "div_latency"):  # cycles
         lat = top.get(key)
         if lat is not None:
             value, unit = lat
             values[key] = value if unit in (None, "cycles") else to_base(value, unit) * frequency
     for key in ("fp_latency", "store_forward"):  # latencies the model counts in cycles
-        lat = top.get(key)
-        if lat is not None:
-            value, unit = lat
-            values[key] = value if unit == "cycles" else to_base(value, unit) * frequency
+        v = _cycles(top, key, frequency)
+        if v is not None:
+            values[key] = v
     if "store_forward" not in values:
         notes.append("store_forward not given: counted as 0")
-    lat64 = top.get("fp_latency_f64")
+    lat64 = _cycles(top, "fp_latency_f64", frequency)
     if lat64 is not None:
-        value, unit = lat64
-        values["fp_latency_f64"] = value if unit == "cycles" else to_base(value, unit) * frequency
+        values["fp_latency_f64"] = lat64
     elif "fp_latency" in values:
         values["fp_latency_f64"] = values["fp_latency"]
-    levels: list[dict] = []
-    for op in hw.body.block.ops:
-        if not isinstance(op, d.HwLevelOp):
-            continue
-        f = _fields(op)
-        if op.is_dram:
-            values["dram_bandwidth"] = base("bandwidth", f)
-            core = base("bandwidth_core", f)
-            if core is None:
-                notes.append("dram bandwidth_core not given: one core assumed to reach the whole bandwidth")
-                core = values["dram_bandwidth"]
-            values["dram_bandwidth_core"] = core
-            if "overlap" in f:
-                values["dram_overlap"] = base("overlap", f)
-            for key in ("strided_miss", "conflict_miss", "unstreamed"):  # a last level's misses, served by DRAM
-                v = _seconds(f, key, frequency)
-                if v is not None:
-                    values["dram_" + key] = v
-            if "streams" in f:
-                values["dram_streams"] = base("streams", f)
-            continue
-        level = {
-            "name": op.level.data,
-            "size": base("size", f),
-            "bandwidth": base("bandwidth", f),
-            "line": base("line", f),
-        }
-        shared = base("shared", f)
-        level["shared"] = shared if shared is not None else 1
-        ways = base("ways", f)
-        if ways is not None:
-            level["ways"] = ways
-        all_ = base("bandwidth_all", f)
-        if all_ is not None:
-            level["bandwidth_all"] = all_
-        for key in ("store_weight", "overlap"):  # fitted on calibration documents
-            if key in f:
-                level[key] = base(key, f)
-        for key in ("strided_miss", "conflict_miss"):  # the level above's misses, served here
-            v = _seconds(f, key, frequency)
-            if v is not None:
-                level[key] = v
-        effective = base("effective_size", f)
-        level["effective_size"] = effective if effective is not None else level["size"]
-        level["measured_capacity"] = effective is not None
-        narrower = {bits: base(f"bandwidth_{name}", f) for bits, name in ((256, "256"), (128, "128"), (32, "scalar"))}
-        level["bandwidth_w"] = {int(simd): level["bandwidth"]} | {
-            bits: v for bits, v in narrower.items() if v is not None and bits < simd
-        }
-        levels.append(level)
-    values["levels"] = levels
-    values["line"] = levels[0]["line"] if levels else 64.0
-    text = {op.key.data: op.text.data for op in hw.body.block.ops if isinstance(op, d.HwTextOp)}
-    return Hardware(name, values, source, notes, text)
+
+
+def _dram(f: dict, values: dict, notes: list[str]) -> None:
+    """The `dram { ... }` block: bandwidths (all cores, one core), overlap, misses it serves."""
+    values["dram_bandwidth"] = _base(f, "bandwidth")
+    core = _base(f, "bandwidth_core")
+    if core is None:
+        notes.append("dram bandwidth_core not given: one core assumed to reach the whole bandwidth")
+        core = values["dram_bandwidth"]
+    values["dram_bandwidth_core"] = core
+    if "overlap" in f:
+        values["dram_overlap"] = _base(f, "overlap")
+    for key in ("strided_miss", "conflict_miss", "unstreamed"):  # a last level's misses, served by DRAM
+        v = _seconds(f, key, values["frequency"])
+        if v is not None:
+            values["dram_" + key] = v
+    if "streams" in f:
+        values["dram_streams"] = _base(f, "streams")
+
+
+def _cache_level(op: d.HwLevelOp, simd: float, frequency: float) -> dict:
+    """One `cache NAME { ... }` block as the model's level dictionary."""
+    f = _fields(op)
+    level = {
+        "name": op.level.data,
+        "size": _base(f, "size"),
+        "bandwidth": _base(f, "bandwidth"),
+        "line": _base(f, "line"),
+    }
+    shared = _base(f, "shared")
+    level["shared"] = shared if shared is not None else 1
+    for key in ("ways", "bandwidth_all", "store_weight", "overlap"):  # (the last two fitted on calibration documents)
+        v = _base(f, key)
+        if v is not None:
+            level[key] = v
+    for key in ("strided_miss", "conflict_miss"):  # the level above's misses, served here
+        v = _seconds(f, key, frequency)
+        if v is not None:
+            level[key] = v
+    effective = _base(f, "effective_size")
+    level["effective_size"] = effective if effective is not None else level["size"]
+    level["measured_capacity"] = effective is not None
+    narrower = {bits: _base(f, f"bandwidth_{w}") for bits, w in ((256, "256"), (128, "128"), (32, "scalar"))}
+    level["bandwidth_w"] = {int(simd): level["bandwidth"]} | {
+        bits: v for bits, v in narrower.items() if v is not None and bits < simd
+    }
+    return level
 
 
 def _seconds(table, key: str, frequency: float) -> float | None:
