@@ -37,7 +37,7 @@ or the overlap of a stencil), provided one iteration's footprint fits.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import DictionaryAttr, Float32Type, Float64Type, IndexType, IntegerType, MemRefType
@@ -48,21 +48,30 @@ from irkit.dialects import loop as lp
 from irkit.kernel_abi import kernel_args, layout_order
 from irkit.perf import expr as ex
 from irkit.perf.expr import Expr
+from irkit.perf.loop_tree import (
+    CAP,
+    CORES,
+    HUGE_PAGE,
+    LANES32,
+    LANES64,
+    LINE,
+    SETS,
+    STREAMS,
+    WAYS,
+    WINDOW,
+    Access,
+    Buffer,
+    Loop,
+    ModelError,
+    total_over,
+    unit_or_invariant,
+)
 from irkit.perf.runtime import CONFLICT_SHARES, PART_PREFIX, is_core_count
 
-CAP = "cap"  # the capacity of the cache being priced, in lines
-SETS = "sets"  # its number of sets (lines / ways): strided rows may crowd into a few of them
-WAYS = "ways"  # its associativity: lines a set holds (all of them: crowding is a hard limit)
-LINE = "line"  # the line size, bytes
-LANES32 = "lanes32"  # f32 lanes of the hardware's vectors
-LANES64 = "lanes64"
-CORES = "cores"
-WINDOW = "window"  # instructions the out-of-order core looks ahead (0: none; the description's `ooo_window`)
 LOOP_CONTROL = 2  # instructions of a loop's own per iteration (the increment, the compare-and-branch)
 LINE_BYTES_MIN = 64  # the shortest line of the hosts irkit models (x86: 64 B)
 PAGE = 4096  # bytes of a page: the part of an address that is the same virtually and physically
-STREAMS = "streams"  # rows the prefetchers follow at once (the description's `dram { streams }`)
-HUGE_PAGE = "huge_page"  # bytes of the pages large arrays get (transparent huge pages; else PAGE)
+
 # numpy asks the kernel for huge pages for the arrays it allocates of at least 4 MiB (its own
 # threshold): the inputs and outputs a kernel is called with
 NUMPY_HUGE_MIN = 4 << 20
@@ -129,11 +138,7 @@ def price_class(op: Operation) -> tuple[str, int, bool] | None:
     return None
 
 
-class ModelError(Exception):
-    """The loop IR has something the model cannot price (said plainly, with the op)."""
-
-
-# ---- the loop tree ----------------------------------------------------------
+# ---- reading the IR ----------------------------------------------------------
 
 
 def _in_registers(local: lp.LocalOp) -> bool:
@@ -142,92 +147,6 @@ def _in_registers(local: lp.LocalOp) -> bool:
     from irkit.backends.c_simd import plan_tile
 
     return plan_tile(local, {}) is not None
-
-
-@dataclass
-class Buffer:
-    name: str
-    elem: int  # bytes
-    shape: list[Expr]  # logical extents
-    order: list[int]  # storage order, outermost first
-    role: str  # input | output | temp
-    local: bool = False  # a loop.local: registers or stack, never priced as cache traffic
-    registers: bool = False  # a local the C backend keeps in vector registers (a register tile);
-    # a local it cannot (a tail's variable trip count) is a stack array: its loads and stores are
-    # L1 accesses, and an accumulator kept there is reloaded across the loops around it
-    loaded: bool = False
-    stored: bool = False
-
-    def lines(self) -> Expr:
-        total = ex.ONE
-        for x in self.shape:
-            total = total * x
-        return ex.cdiv(total * self.elem, ex.sym(LINE))
-
-    def bytes(self) -> Expr:
-        total = ex.const(self.elem)
-        for x in self.shape:
-            total = total * x
-        return total
-
-
-@dataclass
-class Access:
-    buf: Buffer
-    store: bool
-    dims: list[tuple[dict[str, int], Expr] | None]  # per logical dim: loop-var coefficients, the rest
-    owner: Loop | None = None
-    hoisted: bool = False  # loop-invariant after gcc's complete unrolling: no instruction per iteration
-
-
-@dataclass
-class Loop:
-    var: str
-    name: str
-    lb: Expr
-    ub: Expr
-    step: int
-    parallel: bool
-    vector: int | None
-    loops: list[Loop] = field(default_factory=list)
-    accesses: list[Access] = field(default_factory=list)  # directly in the body
-    ops: dict[str, int] = field(default_factory=dict)  # instruction kind -> count per iteration (direct)
-    flops: int = 0  # per iteration (direct)
-    chain: int = 0  # an accumulation into one location: dependent FP ops per step of its chain
-    chain_kinds: dict[str, int] = field(default_factory=dict)  # those ops by latency class (add, fma, max ...)
-    chain_store: Access | None = None  # the accumulator's store
-    carry: int = 0  # read-modify-writes the parent loop repeats: dependent FP ops from reload to store
-    auto_vector: bool = False
-    simd_entries: bool = False  # a vector loop gcc gets as `#pragma omp simd` with a runtime trip count
-    streamed: set[str] = field(default_factory=set)  # buffers this (vector) loop stores with streaming stores
-    parent: Loop | None = None
-    stream_rows: dict[str, Expr | None] = field(default_factory=dict, repr=False, compare=False)  # `_stream_rows` by buffer
-
-    def trips(self) -> Expr:
-        return ex.max_(ex.ZERO, ex.cdiv(self.ub - self.lb, self.step))
-
-    def core_trips(self) -> Expr:
-        """Iterations one core runs: all, or its static share of a parallel loop."""
-        n = self.trips()
-        return ex.cdiv(n, ex.sym(CORES)) if self.parallel else n
-
-    def walk(self):
-        yield self
-        for child in self.loops:
-            yield from child.walk()
-
-
-def total_over(loop: Loop, body: Expr, per_core: bool = True) -> Expr:
-    """Sum of `body` (which may use the loop's variable) over the loop's iterations (first/last rule)."""
-    n = loop.core_trips() if per_core else loop.trips()
-    if loop.var not in body.free():
-        return n * body
-    first = ex.subs(body, {loop.var: loop.lb})
-    last = ex.subs(body, {loop.var: loop.lb + (n - 1) * loop.step})
-    return ex.max_(n - 1, 0) * first + ex.min_(n, 1) * last
-
-
-# ---- reading the IR ---------------------------------------------------------
 
 
 class Reader:
@@ -451,7 +370,7 @@ class Reader:
             loop.vector = None  # gcc cannot vectorise a call of the C library (no fast-math): scalar code
             return
         if loop.vector is None and not carried and loop.step == 1:
-            loop.auto_vector = all(_unit_or_invariant(a, iv) for a in loop.accesses) and bool(loop.accesses)
+            loop.auto_vector = all(unit_or_invariant(a, iv) for a in loop.accesses) and bool(loop.accesses)
         if loop.vector is not None:
             from irkit.backends.c_simd import plan_loop
 
@@ -515,7 +434,7 @@ def _unroll_short_chain(loop: Loop) -> None:
             seen.add(key)
             hoisted = not a.store and all(d is not None and top.var not in d[0] for d in dims)
             top.accesses.append(Access(a.buf, a.store, dims, top, hoisted))  # type: ignore[arg-type]
-    top.auto_vector = top.vector is None and top.step == 1 and all(_unit_or_invariant(a, top.var) for a in top.accesses)
+    top.auto_vector = top.vector is None and top.step == 1 and all(unit_or_invariant(a, top.var) for a in top.accesses)
 
 
 def _at_point(dim: tuple[dict[str, int], Expr], point: dict[str, int]) -> tuple[dict[str, int], Expr]:
@@ -611,19 +530,6 @@ def _path_depth(v: SSAValue, sources: set[SSAValue], block: Block, memo: dict[SS
             result = inner + (step if owner.name in ADD_CLASS or owner.name in KIND_OF else 0)
     memo[v] = result
     return result
-
-
-def _unit_or_invariant(a: Access, iv: str) -> bool:
-    inner = a.buf.order[-1] if a.buf.order else 0
-    for d, dim in enumerate(a.dims):
-        if dim is None:
-            return False
-        k = dim[0].get(iv, 0)
-        if k == 0:
-            continue
-        if d != inner or abs(k) != 1:
-            return False
-    return True
 
 
 # The vector registers gcc allocates a register tile from: 16 (AVX2's ymm0-15; with AVX-512's 32,
@@ -764,7 +670,7 @@ class _CostExprPrinter(AffinePrinter[Expr]):
 COST_EXPR = _CostExprPrinter()
 
 
-# ---- footprints ------------------------------------------------------------
+# ---- footprints --------------------------------------------------------------
 
 
 def _spans(root: Loop, include_root: bool) -> dict[str, Expr]:
@@ -1267,7 +1173,7 @@ def traffic(root: Loop, select: str = "all") -> Expr:
     return ex.le(all_whole, cap, whole, ex.le(body_fit, cap, reuse, nofit))
 
 
-# ---- per-nest terms ------------------------------------------------------------
+# ---- per-nest terms ----------------------------------------------------------
 
 
 @dataclass
@@ -1307,7 +1213,7 @@ def instr_count(root: Loop, per_core: bool = True, only: Loop | None = None) -> 
                 continue
             put("l1_bytes", ex.const(a.buf.elem))
             wide = "64" if a.buf.elem == 8 else ""
-            if vectorised and not _unit_or_invariant(a, loop.var):
+            if vectorised and not unit_or_invariant(a, loop.var):
                 put("elem_mem" + wide, ex.ONE)  # gathered or scattered: one scalar access a lane ...
                 put("elem_gather" + wide, ex.ONE)  # ... and its lane's insert or extract
                 if a.store:
