@@ -170,88 +170,16 @@ def instr_count(root: Loop, per_core: bool = True, only: Loop | None = None) -> 
 
     def body(loop: Loop) -> dict[str, Expr]:
         res: dict[str, Expr] = {}
-
-        def put(key: str, value: Expr) -> None:
-            res[key] = res.get(key, ex.ZERO) + value
-
         for child in loop.loops:
             if only is not None and not _holds(child, only):
                 continue
             for k, v in body(child).items():
-                put(k, v)
-        direct = only is None or loop is only
+                _put(res, k, v)
         vectorised = not loop.loops and bool(loop.vector or loop.auto_vector)
-        # The direct work of one iteration.  Instructions of a vector loop are marked `_vec` until
-        # they are counted in chunks below; all others are scalar (`_s`).
-        mark = VECTOR_MARK if vectorised else SCALAR
         fold = _folded_loads(loop) if vectorised else 1.0
-        for kind, count in loop.ops.items() if direct else ():
-            put("instr_" + kind + mark, ex.const(count))
-        if direct and loop.flops:
-            put("flop_lanes", ex.const(loop.flops))
-        for a in loop.accesses if direct else ():
-            if a.buf.registers or a.hoisted:
-                continue
-            put("l1_bytes", ex.const(a.buf.elem))
-            wide = "64" if a.buf.elem == 8 else ""
-            if vectorised and not unit_or_invariant(a, loop.var):
-                put("elem_mem" + wide, ex.ONE)  # gathered or scattered: one scalar access a lane ...
-                put("elem_gather" + wide, ex.ONE)  # ... and its lane's insert or extract
-                if a.store:
-                    put("elem_store" + wide, ex.ONE)
-            elif vectorised and not a.store and _invariant(a, loop.var):
-                # a load the vector loop does not move (a row's scalar, a broadcast): gcc hoists
-                # it, one scalar load an entry
-                put("entry_mem" + wide, ex.ONE)
-            else:
-                times = ex.const(fold) if vectorised and not a.store and not a.buf.local else ex.ONE
-                put("instr_mem" + wide + mark, times)
-                if a.store:
-                    put("instr_store" + wide + mark, ex.ONE)
-                if vectorised and not a.buf.local:
-                    off = _misaligned(a, loop)
-                    if not (off.is_const and off.value == 0):
-                        put("instr_mis" + wide + mark, off * times)
-        if direct and loop.chain:
-            # Chains of successive entries are independent: the out-of-order window (`window`
-            # instructions) runs 1 + window / (instructions of one entry's chain) of them at once.
-            steps = _chain_steps(loop)
-            per_step = sum(loop.ops.values()) + len([a for a in loop.accesses if not a.buf.local]) + LOOP_CONTROL
-            in_flight = ex.ONE + ex.rdiv(ex.sym(WINDOW), ex.max_(steps * per_step, 1))
-            for cls, count in (loop.chain_kinds or {"add": loop.chain}).items():
-                put("chain_" + cls, ex.rdiv(ex.const(count), in_flight))
-        if direct and loop.simd_entries and not loop.loops and _one_vector(loop):
-            # Every entry of gcc's vector loop works out its trip count, its start addresses and
-            # its remainder before the first vector: `vector_setups` slots an entry, one plus
-            # one an access (a vector loop entered for one vector of 8 lanes, 1 load and 1
-            # store, costs 5 cycles more an entry on Zen 4 than in a long loop; with 4 loads
-            # and a store, 10).  Only an entry of one vector: one of several hides its set-up
-            # behind them (batch_matmul's `bikj`, 8 vectors an entry, measured no slower)
-            accesses = [a for a in loop.accesses if not a.buf.local and not a.hoisted and not a.buf.registers]
-            res["vector_setups"] = ex.const(1 + len(accesses))
-        n = loop.core_trips() if per_core else loop.trips()
-        if direct and loop.carry:
-            res["carry"] = ex.const(loop.carry)
-            res["carry_steps"] = ex.ONE
-        summed: dict[str, Expr] = {}
-        for k, v in res.items():
-            if k.startswith("elem_"):
-                summed[k] = total_over(loop, v, per_core)
-            elif k in ("carry", "carry_steps", "vector_setups") or k.startswith("entry_"):  # once an entry of the innermost loop
-                summed[k] = v if not loop.loops else total_over(loop, v, per_core)
-            elif k.startswith("chain_") and loop.vector and not loop.loops:  # a step a chunk or a vector
-                summed[k] = _sum_with(loop, v, _vector_chain_steps(loop, n))
-            elif k.endswith(VECTOR_MARK):
-                base = k[: -len(VECTOR_MARK)]
-                hw_lanes = ex.sym(LANES64 if base.endswith("64") else LANES32)
-                if loop.vector:  # W-wide chunks, each as many hardware vectors as it takes
-                    chunks = ex.cdiv(n, loop.vector) * ex.cdiv(loop.vector, hw_lanes)
-                    summed[f"{base}_v{loop.vector}"] = _sum_with(loop, v, chunks)
-                else:  # gcc's own vectorisation: full-width vectors
-                    summed[base] = _sum_with(loop, v, ex.cdiv(n, hw_lanes))
-            else:
-                summed[k] = total_over(loop, v, per_core)
-        return summed
+        if only is None or loop is only:
+            _direct_counts(loop, vectorised, fold, res)
+        return _summed(loop, res, per_core)
 
     out = body(root)
     for kind in ("mem", "fp", "store", "gather", "mem64", "fp64", "store64", "gather64"):  # gathers' lanes,
@@ -261,6 +189,93 @@ def instr_count(root: Loop, per_core: bool = True, only: Loop | None = None) -> 
                 key = "instr_" + kind + SCALAR
                 out[key] = out.get(key, ex.ZERO) + extra
     return out
+
+
+def _put(res: dict[str, Expr], key: str, value: Expr) -> None:
+    res[key] = res.get(key, ex.ZERO) + value
+
+
+def _direct_counts(loop: Loop, vectorised: bool, fold: float, res: dict[str, Expr]) -> None:
+    """The direct work of one iteration of `loop` (not its inner loops'), added to `res`.
+    Instructions of a vector loop are marked `_vec` until `_summed` counts them in chunks; all
+    others are scalar (`_s`).  `fold`: how many times each vector load is made (`_folded_loads`)."""
+    mark = VECTOR_MARK if vectorised else SCALAR
+    for kind, count in loop.ops.items():
+        _put(res, "instr_" + kind + mark, ex.const(count))
+    if loop.flops:
+        _put(res, "flop_lanes", ex.const(loop.flops))
+    for a in loop.accesses:
+        if not (a.buf.registers or a.hoisted):
+            _access_counts(a, loop, vectorised, mark, fold, res)
+    if loop.chain:
+        # Chains of successive entries are independent: the out-of-order window (`window`
+        # instructions) runs 1 + window / (instructions of one entry's chain) of them at once.
+        steps = _chain_steps(loop)
+        per_step = sum(loop.ops.values()) + len([a for a in loop.accesses if not a.buf.local]) + LOOP_CONTROL
+        in_flight = ex.ONE + ex.rdiv(ex.sym(WINDOW), ex.max_(steps * per_step, 1))
+        for cls, count in (loop.chain_kinds or {"add": loop.chain}).items():
+            _put(res, "chain_" + cls, ex.rdiv(ex.const(count), in_flight))
+    if loop.simd_entries and not loop.loops and _one_vector(loop):
+        # Every entry of gcc's vector loop works out its trip count, its start addresses and
+        # its remainder before the first vector: `vector_setups` slots an entry, one plus
+        # one an access (a vector loop entered for one vector of 8 lanes, 1 load and 1
+        # store, costs 5 cycles more an entry on Zen 4 than in a long loop; with 4 loads
+        # and a store, 10).  Only an entry of one vector: one of several hides its set-up
+        # behind them (batch_matmul's `bikj`, 8 vectors an entry, measured no slower)
+        accesses = [a for a in loop.accesses if not a.buf.local and not a.hoisted and not a.buf.registers]
+        res["vector_setups"] = ex.const(1 + len(accesses))
+    if loop.carry:
+        res["carry"] = ex.const(loop.carry)
+        res["carry_steps"] = ex.ONE
+
+
+def _access_counts(a: Access, loop: Loop, vectorised: bool, mark: str, fold: float, res: dict[str, Expr]) -> None:
+    """What one load or store of an iteration of `loop` counts: its L1 bytes and its instructions."""
+    _put(res, "l1_bytes", ex.const(a.buf.elem))
+    wide = "64" if a.buf.elem == 8 else ""
+    if vectorised and not unit_or_invariant(a, loop.var):
+        _put(res, "elem_mem" + wide, ex.ONE)  # gathered or scattered: one scalar access a lane ...
+        _put(res, "elem_gather" + wide, ex.ONE)  # ... and its lane's insert or extract
+        if a.store:
+            _put(res, "elem_store" + wide, ex.ONE)
+    elif vectorised and not a.store and _invariant(a, loop.var):
+        # a load the vector loop does not move (a row's scalar, a broadcast): gcc hoists
+        # it, one scalar load an entry
+        _put(res, "entry_mem" + wide, ex.ONE)
+    else:
+        times = ex.const(fold) if vectorised and not a.store and not a.buf.local else ex.ONE
+        _put(res, "instr_mem" + wide + mark, times)
+        if a.store:
+            _put(res, "instr_store" + wide + mark, ex.ONE)
+        if vectorised and not a.buf.local:
+            off = _misaligned(a, loop)
+            if not (off.is_const and off.value == 0):
+                _put(res, "instr_mis" + wide + mark, off * times)
+
+
+def _summed(loop: Loop, res: dict[str, Expr], per_core: bool) -> dict[str, Expr]:
+    """One iteration's counts of `loop` (its inner loops' totals and its direct work) summed over
+    its iterations, each kind by its own rule."""
+    n = loop.core_trips() if per_core else loop.trips()
+    summed: dict[str, Expr] = {}
+    for k, v in res.items():
+        if k.startswith("elem_"):
+            summed[k] = total_over(loop, v, per_core)
+        elif k in ("carry", "carry_steps", "vector_setups") or k.startswith("entry_"):  # once an entry of the innermost loop
+            summed[k] = v if not loop.loops else total_over(loop, v, per_core)
+        elif k.startswith("chain_") and loop.vector and not loop.loops:  # a step a chunk or a vector
+            summed[k] = _sum_with(loop, v, _vector_chain_steps(loop, n))
+        elif k.endswith(VECTOR_MARK):
+            base = k[: -len(VECTOR_MARK)]
+            hw_lanes = ex.sym(LANES64 if base.endswith("64") else LANES32)
+            if loop.vector:  # W-wide chunks, each as many hardware vectors as it takes
+                chunks = ex.cdiv(n, loop.vector) * ex.cdiv(loop.vector, hw_lanes)
+                summed[f"{base}_v{loop.vector}"] = _sum_with(loop, v, chunks)
+            else:  # gcc's own vectorisation: full-width vectors
+                summed[base] = _sum_with(loop, v, ex.cdiv(n, hw_lanes))
+        else:
+            summed[k] = total_over(loop, v, per_core)
+    return summed
 
 
 def _one_vector(loop: Loop) -> bool:
