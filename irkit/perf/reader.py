@@ -304,16 +304,10 @@ class Reader:
         if loop.loops:
             return
         iv = loop.var
-        stores = [a for a in loop.accesses if a.store]
-        carried = False
-        for st in stores:
-            if st.buf.local and loop.vector is not None:
-                continue
-            invariant = all(d is not None and iv not in d[0] for d in st.dims)
-            reloaded = any(not a.store and a.buf is st.buf and a.dims == st.dims for a in loop.accesses)
-            if invariant and reloaded:
-                carried = True
-                loop.chain_store = st
+        accumulator = _accumulator(loop)
+        carried = accumulator is not None
+        if carried:
+            loop.chain_store = accumulator
         if carried and (loop.ops.get("fp") or loop.ops.get("fp64")):
             kinds = _chain_kinds(op, self._fused)
             loop.chain = max(1, sum(kinds.values()))
@@ -336,6 +330,21 @@ class Reader:
         st_op = stream_candidate(self.kernel, op)
         if st_op is not None and st_op.memref in self.buffers:
             loop.streamed.add(self.buffers[st_op.memref].name)
+
+
+def _accumulator(loop: Loop) -> Access | None:
+    """The store of an accumulation the innermost `loop` carries from one iteration to the next:
+    a store to an element that does not move with the loop, which the loop also loads (the last
+    such store; stores to a local of a vector loop left out)."""
+    found = None
+    for st in (a for a in loop.accesses if a.store):
+        if st.buf.local and loop.vector is not None:
+            continue
+        invariant = all(d is not None and loop.var not in d[0] for d in st.dims)
+        reloaded = any(not a.store and a.buf is st.buf and a.dims == st.dims for a in loop.accesses)
+        if invariant and reloaded:
+            found = st
+    return found
 
 
 def _relaxed(kernel: func.FuncOp) -> bool:
