@@ -13,7 +13,7 @@ Targets here: `PYTHON` (Python source, loop_interp's compiled maps),
 comparison).  Two targets subclass `AffinePrinter` where they live: the C
 backend's (`irkit.backends.c.AffinePrinter`: linear forms over C atom texts,
 floor-division helpers, printed through a `SumPrinter`) and the cost model's
-expressions (`irkit.perf.analysis`).
+expressions (`irkit.perf.reader`).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """What the C backend decides about a kernel before it prints it: the plans.
 
 Functions of the loop IR that return plans; the printer (`irkit.backends.c`)
-consumes them and prints, and the cost model (`irkit.perf.analysis`) asks
+consumes them and prints, and the cost model (`irkit.perf.reader`, `irkit.perf.analysis`) asks
 some of the same questions (`stream_candidate`, `stream_threshold`) so that
 it predicts the code the backend writes.
 

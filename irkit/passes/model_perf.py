@@ -20,7 +20,8 @@ from irkit.dialects import perf
 from irkit.dialects.loop import ForOp
 from irkit.kernel_abi import kernel_args
 from irkit.perf import expr as ex
-from irkit.perf.analysis import ModelError, kernel_terms
+from irkit.perf.analysis import kernel_terms
+from irkit.perf.loop_tree import ModelError
 
 
 def assumptions_of(kernel: func.FuncOp) -> list[str]:

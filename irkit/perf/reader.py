@@ -1,0 +1,552 @@
+"""Reading a loop-level kernel into the loop tree (`irkit.perf.loop_tree`), as gcc will compile it.
+
+The model prices the C the backend emits, so the reader takes the same
+decisions the backend and gcc take: which locals stay in vector registers,
+which loops gcc auto-vectorises (an innermost loop with unit-stride accesses
+and no carried dependence) or unrolls completely (short constant chains),
+which adds contract into FMAs, which loops write with streaming stores.
+It records what each loop's body does: instructions by kind (`price_class`),
+flops, accesses with their affine indices, and accumulation chains by the
+latency class of their ops.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import DictionaryAttr, Float32Type, Float64Type, IndexType, IntegerType, MemRefType
+from xdsl.ir import Block, Operation, SSAValue
+
+from irkit.affine.printer import AffinePrinter
+from irkit.dialects import loop as lp
+from irkit.kernel_abi import kernel_args, layout_order
+from irkit.perf import expr as ex
+from irkit.perf.expr import Expr
+from irkit.perf.loop_tree import (
+    CAP,
+    CORES,
+    HUGE_PAGE,
+    LANES32,
+    LANES64,
+    LINE,
+    SETS,
+    STREAMS,
+    WAYS,
+    WINDOW,
+    Access,
+    Buffer,
+    Loop,
+    ModelError,
+    unit_or_invariant,
+)
+from irkit.perf.runtime import CONFLICT_SHARES
+
+# ---- what each op costs ------------------------------------------------------
+
+
+# What every scalar op the C backend emits costs, by the unit that runs it (irkit.perf.runtime
+# prices the kinds): `fp`, an instruction of the FP pipes (adds, multiplies, FMAs, min/max,
+# compares, selects, roundings, conversions); `int`, a vector integer instruction (priced like
+# `fp`); `div`, `sqrt`, `exp` (irkit's polynomial exp under relaxed_math), on the divider or the
+# FP pipes; `idiv`, an integer division (x86 has no vector one: a scalar division); `libm`, a
+# call of the C library (every math function without a fast path, priced like expf, the one
+# calibrated); `exp_libm`, expf itself.  The second item is the flops an element counts.
+FP_OPS = {
+    "arith.addf": 1, "arith.subf": 1, "arith.mulf": 1, "arith.maximumf": 1, "arith.minimumf": 1,
+    "arith.maxnumf": 1, "arith.minnumf": 1, "arith.negf": 0, "arith.select": 0, "arith.cmpf": 0,
+    "math.absf": 0, "math.fma": 2, "math.floor": 0, "math.ceil": 0, "math.round": 0, "math.trunc": 0,
+    "math.copysign": 0, "arith.extf": 0, "arith.truncf": 0, "arith.sitofp": 0, "arith.fptosi": 0,
+}  # fmt: skip
+INT_OPS = {
+    "arith.addi", "arith.subi", "arith.muli", "arith.andi", "arith.ori", "arith.xori", "arith.maxsi",
+    "arith.minsi", "arith.cmpi", "arith.extsi", "arith.trunci",
+}  # fmt: skip
+OWN_KIND = {"arith.divf": ("div", 1), "math.sqrt": ("sqrt", 1), "math.rsqrt": ("sqrt", 2), "math.exp": ("exp", 1)}
+IDIV_OPS = {"arith.divsi", "arith.remsi"}
+LIBM_OPS = {
+    "math.exp2", "math.expm1", "math.log", "math.log2", "math.log10", "math.log1p", "math.cbrt",
+    "math.tanh", "math.sin", "math.cos", "math.tan", "math.erf", "math.powf", "math.atan2", "arith.remf",
+}  # fmt: skip
+
+
+def price_class(op: Operation) -> tuple[str, int, bool] | None:
+    """(kind, flops an element, 64-bit) of a scalar op that does work the model prices; None for
+    ops that cost nothing (constants, index arithmetic) or do not compute on data."""
+    name = op.name
+    operand_types = [v.type for v in op.operands] + [r.type for r in op.results]
+    wide = any(isinstance(t, Float64Type) for t in operand_types) or any(
+        isinstance(t, IntegerType) and t.width.data == 64 for t in operand_types
+    )
+    if name in FP_OPS:
+        return "fp", FP_OPS[name], wide
+    if name in OWN_KIND:
+        kind, flops = OWN_KIND[name]
+        return kind, flops, wide
+    if name in LIBM_OPS:
+        return "libm", 1, wide
+    if name in INT_OPS or name in IDIV_OPS:
+        if any(isinstance(t, IndexType) for t in operand_types):
+            return None  # address arithmetic: free, as loop control is
+        return ("idiv" if name in IDIV_OPS else "int"), 0, wide
+    if name.startswith(("arith.", "math.")) and name not in ("arith.constant", "arith.index_cast"):
+        raise ModelError(f"'{name}' has no cost in the model yet")
+    return None
+
+
+# ---- the reader --------------------------------------------------------------
+
+
+def _in_registers(local: lp.LocalOp) -> bool:
+    """Does the C backend keep this local in vector registers (`irkit.backends.c_simd`'s register
+    tiles)?  The same decision, so that the model prices what the compiler is given."""
+    from irkit.backends.c_simd import plan_tile
+
+    return plan_tile(local, {}) is not None
+
+
+class Reader:
+    """Builds the loop tree of one kernel."""
+
+    def __init__(self, kernel: func.FuncOp, stream_threshold: int):
+        self.kernel = kernel
+        self.stream_threshold = stream_threshold
+        self.values: dict[SSAValue, Expr] = {}
+        self.buffers: dict[SSAValue, Buffer] = {}
+        self.used_names: set[str] = set()
+        self._next_suffix: dict[str, int] = {}  # fresh(): the next number to try per base
+        self.loops: dict[str, Loop] = {}
+        self.top_allocs: list[Buffer] = []  # temporaries allocated once per call
+        self.relaxed = _relaxed(kernel)
+        sizes, tensors = kernel_args(kernel)
+        self.size_names = {s.name for s in sizes}
+        for s in sizes:
+            self.values[s.value] = ex.sym(s.name)
+            self.used_names.add(s.name)
+        size_syms = [ex.sym(s.name) for s in sizes]
+        for t in tensors:
+            shape = [COST_EXPR.print(r, [], size_syms) for r in t.shape.results]
+            self.buffers[t.value] = Buffer(t.name, _elem_bytes(t.memref), shape, t.order, t.role)
+        self.used_names |= {CAP, SETS, WAYS, LINE, LANES32, LANES64, CORES, WINDOW, STREAMS, HUGE_PAGE, *CONFLICT_SHARES}
+        for op in kernel.body.walk():
+            if isinstance(op, lp.LoadOp | lp.StoreOp) and op.memref in self.buffers:
+                b = self.buffers[op.memref]
+                if isinstance(op, lp.LoadOp):
+                    b.loaded = True
+                else:
+                    b.stored = True
+
+    def fresh(self, name: str) -> str:
+        """A name not used yet, `name` itself if it is free, else `name_2`, `name_3`, ... (the next
+        number is remembered per base, so a loop name every stage reuses costs O(1) each time)."""
+        base = f"{name}_" if name in self.used_names or not name.isidentifier() else name
+        k = self._next_suffix.get(base, 1)
+        out = base if k == 1 else f"{base}{k}"
+        while out in self.used_names:
+            k += 1
+            out = f"{base}{k}"
+        self._next_suffix[base] = k + 1
+        self.used_names.add(out)
+        return out
+
+    def expr_of(self, v: SSAValue) -> Expr:
+        got = self.values.get(v)
+        if got is None:
+            raise ModelError(f"an index operand is not a size or a loop variable ({v})")
+        return got
+
+    def map_exprs(self, amap, operands) -> list[Expr]:
+        dims = [self.expr_of(v) for v in operands]
+        return [COST_EXPR.print(r, dims, []) for r in amap.results]
+
+    def read_block(self, block: Block, parent: Loop | None, top: list[Loop]) -> None:
+        for op in block.ops:
+            if isinstance(op, lp.ForOp):
+                top.append(self.read_loop(op, parent))
+            elif isinstance(op, lp.AllocOp):
+                sizes = [self.expr_of(v) for v in op.sizes]
+                shape = [COST_EXPR.print(r, [], sizes) for r in op.shape.data.results]
+                mt = op.result.type
+                assert isinstance(mt, MemRefType)
+                self.buffers[op.result] = Buffer(op.tensor_name.data, _elem_bytes(mt), shape, layout_order(mt), "temp")
+                if parent is None:
+                    self.top_allocs.append(self.buffers[op.result])
+            elif isinstance(op, lp.LocalOp):
+                mt = op.result.type
+                assert isinstance(mt, MemRefType)
+                shape = [ex.const(n) for n in mt.get_shape()]
+                self.buffers[op.result] = Buffer(
+                    op.tensor_name.data,
+                    _elem_bytes(mt),
+                    shape,
+                    layout_order(mt),
+                    "temp",
+                    local=True,
+                    registers=_in_registers(op),
+                )
+            elif parent is not None:
+                self.read_op(op, parent)
+            elif isinstance(op, lp.LoadOp | lp.StoreOp):
+                raise ModelError("a load or store outside every loop is not modelled")
+
+    def read_loop(self, op: lp.ForOp, parent: Loop | None) -> Loop:
+        lbs = self.map_exprs(op.lower.data, op.lower_operands)
+        ubs = self.map_exprs(op.upper.data, op.upper_operands)
+        var = self.fresh(op.loop_name.data)
+        loop = Loop(
+            var=var,
+            name=op.loop_name.data,
+            lb=ex.max_(*lbs),
+            ub=ex.min_(*ubs),
+            step=op.step_value,
+            parallel=op.parallel is not None,
+            vector=op.vector.value.data if op.vector is not None else None,
+            parent=parent,
+        )
+        self.values[op.induction_var] = ex.sym(var)
+        self.loops[var] = loop
+        self.read_block(op.body.block, loop, loop.loops)
+        self.classify(op, loop)
+        if parent is None:  # the nest is whole: what gcc's complete unrolling makes of short chains
+            for inner in list(loop.walk()):
+                if inner.chain:
+                    _unroll_short_chain(inner)
+        return loop
+
+    def read_op(self, op: Operation, loop: Loop) -> None:
+        if isinstance(op, lp.LoadOp | lp.StoreOp):
+            buf = self.buffers.get(op.memref)
+            if buf is None:
+                raise ModelError(f"access to an unknown buffer ({op.memref})")
+            dims: list[tuple[dict[str, int], Expr] | None] = []
+            operands = [self.expr_of(v) for v in op.indices]
+            for result in op.map.data.results:
+                form = lp.linear_form(result, rounded=True)
+                if form is None:
+                    dims.append(None)
+                    continue
+                coeffs: dict[str, int] = {}
+                rest = ex.const(form[1])
+                for pos, k in form[0].items():
+                    e = operands[pos]
+                    if e.op == "sym" and self._is_loop_var(e.value):  # type: ignore[arg-type]
+                        coeffs[e.value] = coeffs.get(e.value, 0) + k  # type: ignore[index]
+                    else:
+                        rest = rest + e * k
+                dims.append((self.effective({v: k for v, k in coeffs.items() if k}), rest))
+            loop.accesses.append(Access(buf, isinstance(op, lp.StoreOp), dims, loop))
+            return
+        name = op.name
+        priced = price_class(op)
+        if priced is None:
+            return
+        kind, flops, wide = priced
+        if kind == "exp" and not self.relaxed:
+            kind = "exp_libm"  # the C library's expf, one call per element: the loop stays scalar
+        loop.flops += flops
+        if name == "arith.addf" and self._fused(op):
+            return  # one FMA with its multiply: that counted the instruction, this the flop
+        key = kind + ("64" if wide else "")
+        loop.ops[key] = loop.ops.get(key, 0) + 1
+
+    def effective(self, coeffs: dict[str, int]) -> dict[str, int]:
+        """Coefficients of the loop variables, including through the lower bounds of windows:
+        `a[ii]` with `ii` from `io` moves with `io` too."""
+        out = dict(coeffs)
+        pending = list(coeffs.items())
+        while pending:
+            var, k = pending.pop()
+            loop = self.loops.get(var)
+            if loop is None:
+                continue
+            node = loop.parent
+            while node is not None:
+                c = ex.slope(loop.lb, node.var)
+                if c:
+                    out[node.var] = out.get(node.var, 0) + k * c
+                    pending.append((node.var, k * c))
+                node = node.parent
+        return {v: k for v, k in out.items() if k}
+
+    def _is_loop_var(self, name: str) -> bool:
+        return name not in self.size_names
+
+    def _fused(self, add: Operation) -> bool:
+        """An addf of a mulf's only use: one FMA when the C contracts it (relaxed_math, or a
+        register-tile accumulation, which the vector emitter writes as an FMA)."""
+        for operand in add.operands:
+            owner = operand.owner
+            if isinstance(owner, arith.MulfOp) and len(list(operand.uses)) == 1:
+                if self.relaxed:
+                    return True
+                result = add.results[0]
+                for use in result.uses:
+                    st = use.operation
+                    if isinstance(st, lp.StoreOp) and isinstance(st.memref.owner, lp.LocalOp):
+                        return True
+        return False
+
+    def _reloaded_by_parent(self, loop: Loop) -> bool:
+        """Does the loop read, modify and write locations its parent's next iteration
+        reads again (an accumulator kept in memory across an outer reduction loop)?"""
+        parent = loop.parent
+        if parent is None:
+            return False
+        for st in loop.accesses:
+            if not st.store or st.buf.registers:
+                continue
+            if not any(not a.store and a.buf is st.buf and a.dims == st.dims for a in loop.accesses):
+                continue
+            if all(d is not None and parent.var not in d[0] for d in st.dims):
+                return True
+        return False
+
+    def classify(self, op: lp.ForOp, loop: Loop) -> None:
+        """Accumulation chains, gcc's auto-vectorisation and streaming stores of an innermost loop."""
+        if loop.loops:
+            return
+        iv = loop.var
+        accumulator = _accumulator(loop)
+        carried = accumulator is not None
+        if carried:
+            loop.chain_store = accumulator
+        if carried and (loop.ops.get("fp") or loop.ops.get("fp64")):
+            kinds = _chain_kinds(op, self._fused)
+            loop.chain = max(1, sum(kinds.values()))
+            loop.chain_kinds = kinds or {"add": 1}
+        elif self._reloaded_by_parent(loop) and (loop.ops.get("fp") or loop.ops.get("fp64")):
+            loop.carry = max(1, _chain_length(op))
+        if any(loop.ops.get(k) for k in ("exp_libm", "exp_libm64", "libm", "libm64")):
+            loop.vector = None  # gcc cannot vectorise a call of the C library (no fast-math): scalar code
+            return
+        if loop.vector is None and not carried and loop.step == 1:
+            loop.auto_vector = all(unit_or_invariant(a, iv) for a in loop.accesses) and bool(loop.accesses)
+        if loop.vector is not None:
+            from irkit.backends.c_simd import plan_loop
+
+            # the C backend writes it as explicit vectors (a constant trip count), or leaves it to
+            # gcc's `omp simd` loop, whose every entry sets up its trip count and remainder
+            loop.simd_entries = plan_loop(op) is None
+        from irkit.backends.c_plan import stream_candidate
+
+        st_op = stream_candidate(self.kernel, op)
+        if st_op is not None and st_op.memref in self.buffers:
+            loop.streamed.add(self.buffers[st_op.memref].name)
+
+
+def _accumulator(loop: Loop) -> Access | None:
+    """The store of an accumulation the innermost `loop` carries from one iteration to the next:
+    a store to an element that does not move with the loop, which the loop also loads (the last
+    such store; stores to a local of a vector loop left out)."""
+    found = None
+    for st in (a for a in loop.accesses if a.store):
+        if st.buf.local and loop.vector is not None:
+            continue
+        invariant = all(d is not None and loop.var not in d[0] for d in st.dims)
+        reloaded = any(not a.store and a.buf is st.buf and a.dims == st.dims for a in loop.accesses)
+        if invariant and reloaded:
+            found = st
+    return found
+
+
+def _relaxed(kernel: func.FuncOp) -> bool:
+    assume = kernel.attributes.get("irkit.assume")
+    return isinstance(assume, DictionaryAttr) and "relaxed_math" in assume.data
+
+
+def _elem_bytes(t: MemRefType) -> int:
+    et = t.element_type
+    width = getattr(et, "bitwidth", None) or getattr(et, "width", None)
+    if isinstance(et, Float32Type):
+        return 4
+    if isinstance(et, Float64Type):
+        return 8
+    if isinstance(et, IndexType):
+        return 8
+    if isinstance(width, int):
+        return max(1, width // 8)
+    if hasattr(width, "data"):
+        return max(1, width.data // 8)
+    return 4
+
+
+class _CostExprPrinter(AffinePrinter[Expr]):
+    """Affine expressions as the cost model's expressions (`irkit.perf.expr`)."""
+
+    def const(self, value: int) -> Expr:
+        return ex.const(value)
+
+    def add(self, a: Expr, b: Expr) -> Expr:
+        return a + b
+
+    def mul(self, a: Expr, b: Expr) -> Expr:
+        return a * b
+
+    def floordiv(self, a: Expr, b: Expr) -> Expr:
+        return ex.fdiv(a, b)
+
+    def ceildiv(self, a: Expr, b: Expr) -> Expr:
+        return ex.cdiv(a, b)
+
+    def mod(self, a: Expr, b: Expr) -> Expr:
+        return ex.mod(a, b)
+
+
+COST_EXPR = _CostExprPrinter()
+
+
+# ---- gcc's complete unrolling ------------------------------------------------
+
+
+# gcc unrolls a loop of a constant trip count completely when it runs at most 16
+# times (`max-completely-peel-times`) and the straight-line code stays within about
+# 200 instructions (`max-completely-peeled-insns`); instructions per unrolled step
+# are counted as the loop body's accesses and floating-point operations.
+UNROLLED_TRIPS = 16
+UNROLLED_INSNS = 200
+
+
+def _unroll_short_chain(loop: Loop) -> None:
+    """A short accumulation chain in loops gcc unrolls completely, over an element that changes
+    with the first loop around that is not unrolled (`top`: a 3x3 filter's r, s inside an output
+    pixel loop x), as gcc compiles it: the unrolled loops become straight-line code in `top`,
+    which is then the innermost loop (auto-vectorised when its accesses allow); the accumulator is
+    loaded and stored once per iteration of `top` (the reloads and stores in between forwarded),
+    loads invariant in `top` are hoisted, and the chain overlaps the next iteration's in the
+    out-of-order window, so it costs throughput, not latency."""
+    unrolled, points, top = [], [{}], loop
+    while top.trips().op == "const" and top.lb.op == "const":
+        n = int(top.trips().value)  # type: ignore[arg-type]
+        if n > UNROLLED_TRIPS or top.parent is None or len(top.parent.loops) != 1:
+            return
+        if top is not loop and (top.accesses or top.ops):
+            return
+        values = [int(top.lb.value) + k * top.step for k in range(n)]  # type: ignore[arg-type]
+        points = [{**p, top.var: v} for p in points for v in values]
+        unrolled.append(top)
+        top = top.parent
+    if not unrolled or len(points) * (len(loop.accesses) + sum(loop.ops.values())) > UNROLLED_INSNS:
+        return
+    inner = {u.var for u in unrolled}
+    accumulators = [
+        a for a in loop.accesses if a.store and all(d is not None and not inner & d[0].keys() for d in a.dims)
+    ]
+    if not accumulators or not all(any(top.var in d[0] for d in a.dims if d is not None) for a in accumulators):
+        return
+    top.loops = []
+    top.chain = 0
+    for kind, count in loop.ops.items():
+        top.ops[kind] = top.ops.get(kind, 0) + count * len(points)
+    top.flops += loop.flops * len(points)
+    seen: set[tuple] = set()
+    for a in loop.accesses:
+        for point in points:
+            dims = [None if d is None else _at_point(d, point) for d in a.dims]
+            key = (id(a.buf), a.store, tuple(None if d is None else (tuple(sorted(d[0].items())), d[1]) for d in dims))
+            if key in seen:  # the accumulator's reloads and stores, and repeats: once
+                continue
+            seen.add(key)
+            hoisted = not a.store and all(d is not None and top.var not in d[0] for d in dims)
+            top.accesses.append(Access(a.buf, a.store, dims, top, hoisted))  # type: ignore[arg-type]
+    top.auto_vector = top.vector is None and top.step == 1 and all(unit_or_invariant(a, top.var) for a in top.accesses)
+
+
+def _at_point(dim: tuple[dict[str, int], Expr], point: dict[str, int]) -> tuple[dict[str, int], Expr]:
+    """A dimension of an access with the unrolled loops' variables set to `point`."""
+    coeffs, rest = dim
+    shift = sum(k * point[v] for v, k in coeffs.items() if v in point)
+    return {v: k for v, k in coeffs.items() if v not in point}, rest + shift
+
+
+# ---- accumulation chains -----------------------------------------------------
+
+
+# The ops a chain's length counts, on its path from the reload of an accumulator to its store
+ADD_CLASS = {"arith.addf", "arith.subf", "arith.mulf", "arith.maximumf", "arith.minimumf", "arith.negf",
+             "arith.cmpf", "arith.select", "arith.maxnumf", "arith.minnumf", "math.absf"}  # fmt: skip
+KIND_OF = {"arith.divf": "div", "math.sqrt": "sqrt", "math.exp": "exp"}
+
+# The latency class of each op on an accumulation chain (the description gives a latency per
+# class: `fp_latency` for adds, `fma_latency`, `mul_latency`, `max_latency`, `div_latency`).
+LATENCY_CLASS = {
+    "arith.addf": "add", "arith.subf": "add", "arith.negf": "add", "math.absf": "add",
+    "arith.mulf": "mul", "arith.maximumf": "max", "arith.minimumf": "max", "arith.maxnumf": "max",
+    "arith.minnumf": "max", "arith.cmpf": "max", "arith.select": "max", "arith.divf": "div",
+    "math.sqrt": "div", "math.exp": "fma",
+}  # fmt: skip
+
+
+def _chain_kinds(op: lp.ForOp, fused) -> dict[str, int]:
+    """The ops of the longest accumulation chain of an innermost loop (from the load of an
+    accumulator to its store), counted by latency class; an add fused with its multiply into an
+    FMA (`fused(add)`) counts as `fma`."""
+    body = list(op.body.block.ops)
+    loads = [o for o in body if isinstance(o, lp.LoadOp)]
+    best: list[Operation] = []
+    for st in (o for o in body if isinstance(o, lp.StoreOp)):
+        sources = {ld.results[0] for ld in loads if ld.memref is st.memref and list(ld.indices) == list(st.indices)}
+        if sources:
+            path = _longest_path(st.value, sources, op.body.block, {})
+            if path is not None and _path_weight(path) > _path_weight(best):
+                best = path
+    kinds: dict[str, int] = {}
+    for o in best:
+        cls = LATENCY_CLASS.get(o.name, "add")
+        if cls == "add" and o.name == "arith.addf" and fused(o):
+            cls = "fma"
+        kinds[cls] = kinds.get(cls, 0) + 1
+    return kinds
+
+
+def _path_weight(path: list[Operation]) -> int:
+    return sum(2 if o.name in ("arith.maximumf", "arith.minimumf") else 1 for o in path)
+
+
+def _longest_path(
+    v: SSAValue, sources: set[SSAValue], block: Block, memo: dict[SSAValue, list[Operation] | None]
+) -> list[Operation] | None:
+    """The FP ops on the longest path from one of `sources` to `v` inside `block` (None: no path)."""
+    if v in sources:
+        return []
+    if v in memo:
+        return memo[v]
+    memo[v] = None
+    owner = v.owner
+    result = None
+    if isinstance(owner, Operation) and owner.parent_block() is block:
+        paths = [p for p in (_longest_path(x, sources, block, memo) for x in owner.operands) if p is not None]
+        if paths:
+            longest = max(paths, key=_path_weight)
+            counted = owner.name in ADD_CLASS or owner.name in KIND_OF
+            result = [*longest, owner] if counted else longest
+    memo[v] = result
+    return result
+
+
+def _chain_length(op: lp.ForOp) -> int:
+    """Dependent floating-point ops from the load of an accumulator to its store, the longest
+    (a NaN-correct max or min is a compare and a select: 2)."""
+    body = list(op.body.block.ops)
+    loads = [o for o in body if isinstance(o, lp.LoadOp)]
+    best = 0
+    for st in (o for o in body if isinstance(o, lp.StoreOp)):
+        sources = {ld.results[0] for ld in loads if ld.memref is st.memref and list(ld.indices) == list(st.indices)}
+        if sources:
+            best = max(best, _path_depth(st.value, sources, op.body.block, {}))
+    return best
+
+
+def _path_depth(v: SSAValue, sources: set[SSAValue], block: Block, memo: dict[SSAValue, int]) -> int:
+    """FP ops on the longest path from one of `sources` to `v` inside `block`; -1 if none."""
+    if v in sources:
+        return 0
+    if v in memo:
+        return memo[v]
+    memo[v] = -1
+    owner = v.owner
+    result = -1
+    if isinstance(owner, Operation) and owner.parent_block() is block:
+        inner = max((_path_depth(x, sources, block, memo) for x in owner.operands), default=-1)
+        if inner >= 0:
+            step = 2 if owner.name in ("arith.maximumf", "arith.minimumf") else 1
+            result = inner + (step if owner.name in ADD_CLASS or owner.name in KIND_OF else 0)
+    memo[v] = result
+    return result
