@@ -1065,13 +1065,17 @@ def emit_c(module: ModuleOp, language: CLanguage | None = None) -> str:
     `language`: the hooks for what a C-like language spells differently (`c_language`)."""
     lang = language if language is not None else CLanguage()
     check_loop_level(module)
-    # The kernels are written from a copy without dead code: the caller's module stays as it is.
-    copy = module.clone()
-    kernels = [op for op in copy.body.block.ops if isinstance(op, func.FuncOp)]
+    # The kernels are written without dead code, from a pruned copy when there is any (the
+    # caller's module stays as it is); lowering leaves none, and then no copy is made.
+    kernels = [op for op in module.body.block.ops if isinstance(op, func.FuncOp)]
+    if any(c_plan.has_dead_code(kernel) for kernel in kernels):
+        module = module.clone()
+        kernels = [op for op in module.body.block.ops if isinstance(op, func.FuncOp)]
+        for kernel in kernels:
+            c_plan.eliminate_dead_code(kernel)
     shared = _Module()
     bodies: list[list[str]] = []
     for kernel in kernels:
-        c_plan.eliminate_dead_code(kernel)
         bodies.append(KernelEmitter(kernel, shared, lang).run())
     return assemble(kernels, shared, bodies, lang)
 

@@ -357,13 +357,24 @@ class _KernelLiveSet(LiveSet):
         super().propagate_op_liveness(op)
 
 
+def _liveness(kernel: func.FuncOp) -> _KernelLiveSet:
+    live = _KernelLiveSet()
+    while live.changed:
+        live.changed = False
+        live.propagate_region_liveness(kernel.body)
+    return live
+
+
+def has_dead_code(kernel: func.FuncOp) -> bool:
+    """Would `eliminate_dead_code` remove anything?  (Lowering makes none, so the emitter can
+    usually write the caller's kernel as it is, without copying it first.)"""
+    live = _liveness(kernel)
+    return any(not live.is_live(op) for op in kernel.body.walk())
+
+
 def eliminate_dead_code(kernel: func.FuncOp) -> None:
     """Remove, in place, the ops of `kernel` whose results nobody needs and that have no other
     effect, as xDSL's `region_dce` does: what the ops' traits say is pure, or only reads (an
     unused `loop.load`), goes; loops, stores, allocations and frees stay (see
     `irkit.dialects.loop`).  Two exceptions (`_KernelLiveSet`)."""
-    live = _KernelLiveSet()
-    while live.changed:
-        live.changed = False
-        live.propagate_region_liveness(kernel.body)
-    live.delete_dead(kernel.body, None)
+    _liveness(kernel).delete_dead(kernel.body, None)
