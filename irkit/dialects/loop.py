@@ -80,8 +80,8 @@ from xdsl.utils.exceptions import VerifyException
 
 from irkit.affine.linear import POSITIONS, no_div, rounded_div, try_lin_of
 
-# Properties of loop.for that print in its attribute dictionary.
-_FACTS = ("loop_name", "stage", "parallel", "vector", "unroll", "origin")
+# Properties of loop.for that print in its attribute dictionary (the schedule facts).
+FACTS = ("loop_name", "stage", "parallel", "vector", "unroll", "origin")
 
 
 def _check_map(what: str, amap: AffineMap, n_operands: int) -> None:
@@ -193,7 +193,7 @@ class ForOp(IRDLOperation):
         printer.print_string(" to ")
         _print_bound(printer, self.upper, self.upper_operands)
         printer.print_string(f" step {self.step_value}")
-        facts = {k: v for k, v in self.properties.items() if k in _FACTS}
+        facts = {k: v for k, v in self.properties.items() if k in FACTS}
         facts.update(self.attributes)  # discardable attributes (e.g. irkit.schedule) print too
         printer.print_op_attributes(facts)
         printer.print_string(" ")
@@ -212,7 +212,7 @@ class ForOp(IRDLOperation):
         body = parser.parse_region((iv.resolve(IndexType()),))
         op = cls(lower, lower_ops, upper, upper_ops, step, "", body)
         for key, value in facts.items():
-            if key in _FACTS:
+            if key in FACTS:
                 op.properties[key] = value
             else:
                 op.attributes[key] = value

@@ -29,8 +29,6 @@ from xdsl.dialects import math as xmath
 from xdsl.dialects import memref as xmemref
 from xdsl.dialects.builtin import (
     AnyFloat,
-    Float32Type,
-    Float64Type,
     FloatAttr,
     IndexType,
     MemRefType,
@@ -46,16 +44,16 @@ from xdsl.ir import Attribute
 from xdsl.utils.exceptions import InterpretationError
 
 from irkit import kernel_abi
+from irkit.oracle.common import numpy_dtype
 
 INDEX_BITWIDTH = 64
 
 
 def _np_dtype(t: Attribute) -> type[np.generic]:
-    if isinstance(t, Float32Type):
-        return np.float32
-    if isinstance(t, Float64Type):
-        return np.float64
-    raise InterpretationError(f"no float type for {t}")
+    dt = numpy_dtype(t)
+    if dt is None or dt.kind != "f":
+        raise InterpretationError(f"no float type for {t}")
+    return dt.type
 
 
 def _float_unary(fn: Callable[[Any], Any]) -> Callable[..., PythonValues]:

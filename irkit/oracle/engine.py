@@ -8,17 +8,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.dialects.builtin import (
-    Float32Type,
-    Float64Type,
     FloatAttr,
-    IndexType,
     IntegerAttr,
-    IntegerType,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from irkit.affine_text import BinOp, Const, Expr, Var, evaluate, format_affine
-from irkit.oracle.common import CHUNK_ELEMENTS, ReferenceEvalError
+from irkit.oracle.common import CHUNK_ELEMENTS, ReferenceEvalError, numpy_dtype
 
 # --- index expressions ----------------------------------------------------------------------
 
@@ -54,16 +50,10 @@ def _linear(expr: Expr) -> tuple[dict[str, int], int] | None:
 
 
 def _np_dtype(t: Attribute) -> np.dtype:
-    if isinstance(t, Float32Type):
-        return np.dtype(np.float32)
-    if isinstance(t, Float64Type):
-        return np.dtype(np.float64)
-    if isinstance(t, IndexType):
-        return np.dtype(np.int64)
-    if isinstance(t, IntegerType):
-        width = t.width.data
-        return np.dtype({1: np.bool_, 8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}[width])
-    raise ReferenceEvalError(f"no numpy type for {t}")
+    dt = numpy_dtype(t)
+    if dt is None:
+        raise ReferenceEvalError(f"no numpy type for {t}")
+    return dt
 
 
 def _divsi(a: np.ndarray, b: np.ndarray) -> np.ndarray:

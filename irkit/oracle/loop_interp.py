@@ -52,8 +52,6 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.arith import CMPF_COMPARISON_OPERATIONS, CMPI_COMPARISON_OPERATIONS
 from xdsl.dialects.builtin import (
-    Float32Type,
-    Float64Type,
     FloatAttr,
     IndexType,
     IntegerAttr,
@@ -69,7 +67,7 @@ from xdsl.ir.affine import (
 from irkit.affine.printer import PYTHON
 from irkit.dialects.loop import AllocOp, ForOp, FreeOp, LoadOp, LocalOp, StoreOp, enclosing_loops
 from irkit.kernel_abi import find_kernels, kernel_args
-from irkit.oracle.common import ReferenceEvalError
+from irkit.oracle.common import ReferenceEvalError, numpy_dtype
 from irkit.oracle.inputs import resolve_sizes
 
 __all__ = [
@@ -108,15 +106,10 @@ class UnsupportedIR(LoopInterpError):
 
 def element_dtype(t: Attribute) -> np.dtype:
     """The numpy dtype of a scalar or element type."""
-    if isinstance(t, Float32Type):
-        return np.dtype(np.float32)
-    if isinstance(t, Float64Type):
-        return np.dtype(np.float64)
-    if isinstance(t, IndexType):
-        return np.dtype(np.int64)
-    if isinstance(t, IntegerType) and t.width.data in (1, 8, 16, 32, 64):
-        return np.dtype({1: np.bool_, 8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}[t.width.data])
-    raise UnsupportedIR(f"the interpreter has no values of type {t}")
+    dt = numpy_dtype(t)
+    if dt is None:
+        raise UnsupportedIR(f"the interpreter has no values of type {t}")
+    return dt
 
 
 def poison_value(dtype: np.dtype) -> object:

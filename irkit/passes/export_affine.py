@@ -39,14 +39,13 @@ from xdsl.pattern_rewriter import (
 
 from irkit.dialects import loop as lp
 
-# Schedule facts of loop.for, exported as `irkit.<fact>` attributes of affine.for.
+# Schedule facts of loop.for (`loop.FACTS`), exported as `irkit.<fact>` attributes of affine.for.
 FACT_PREFIX = "irkit."
-FACTS = ("loop_name", "stage", "parallel", "vector", "unroll", "origin")
 
 
 def exported_facts(op: lp.ForOp) -> dict[str, Attribute]:
     """The loop's schedule facts and discardable attributes, as affine.for attributes."""
-    facts: dict[str, Attribute] = {FACT_PREFIX + k: v for k, v in op.properties.items() if k in FACTS}
+    facts: dict[str, Attribute] = {FACT_PREFIX + k: v for k, v in op.properties.items() if k in lp.FACTS}
     facts.update(op.attributes)
     return facts
 
