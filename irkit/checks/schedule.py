@@ -64,14 +64,7 @@ def check_schedules(
                 placements.append((name, op))
         if root is not None and at is not None:
             nest.error(f"stage '{name}' cannot be both compute_root and compute_at {at.stage.data}.{at.loop.data}", root)
-        for loop, op in nest.vectorized:
-            if loop in nest.names and nest.names[-1] != loop:
-                nest.error(
-                    f"vectorize '{loop}': only the innermost loop can be vectorized, and the innermost loop of "
-                    f"'{name}' is '{nest.names[-1]}' (order: {', '.join(nest.names)}); reorder first",
-                    op,
-                    loop,
-                )
+        check_final(nest)
         if (root is not None or at is not None) and tensors.get(name) is not None and tensors[name].role.data != "temp":
             nest.error(
                 f"'{name}' is an {tensors[name].role.data}; compute_root and compute_at place temps inside their consumers",
@@ -112,6 +105,18 @@ def check_schedules(
                 )
             )
     return diags
+
+
+def check_final(nest: Nest) -> None:
+    """What can only be checked on the final nest: a vectorized loop must be the innermost one."""
+    for loop, op in nest.vectorized:
+        if loop in nest.names and nest.names[-1] != loop:
+            nest.error(
+                f"vectorize '{loop}': only the innermost loop can be vectorized, and the innermost loop of "
+                f"'{nest.stage}' is '{nest.names[-1]}' (order: {', '.join(nest.names)}); reorder first",
+                op,
+                loop,
+            )
 
 
 def reads_through(stage: str, tensor: str, stages: dict[str, Stage]) -> bool:

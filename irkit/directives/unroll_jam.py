@@ -31,15 +31,42 @@ def from_entry(e: Entry) -> UnrollJamOp:
 
 
 def replay(nest, e: Entry, at: object) -> None:
+    """Also refused here, as lowering refuses them: a loop inside it split from the same loop (its
+    bounds depend on the jammed loop), and loops inside it that an earlier unroll_jam already
+    turned into copies and remainder loops (the nest below is no longer one chain of loops)."""
     loop = e["loop"]
+    earlier = [name for name, marks in nest.marks.items() if "unroll_jam" in marks and name != loop]
     nest.mark(loop, "unroll_jam", e["factor"], e.get("loc"))
-    if nest.positive("unroll_jam factor", e["factor"], at) and nest.require(loop, at):
-        if nest.names[-1] == loop:
+    if not (nest.positive("unroll_jam factor", e["factor"], at) and nest.require(loop, at)):
+        return
+    if nest.names[-1] == loop:
+        nest.error(
+            f"unroll_jam '{loop}': '{loop}' is the innermost loop, so there is nothing to jam it into; use unroll",
+            at,
+            loop,
+        )
+        return
+    position = nest.names.index(loop)
+    root = nest.key(loop)[0]
+    inside = nest.loops[position + 1 :]
+    for name, inner_root, _ in inside:
+        if inner_root == root:
             nest.error(
-                f"unroll_jam '{loop}': '{loop}' is the innermost loop, so there is nothing to jam it into; use unroll",
+                f"unroll_jam '{loop}': the bounds of '{name}' depend on '{loop}' (both come from loop '{root}'), "
+                "so the copies cannot share its iterations; jam the inner one",
                 at,
                 loop,
             )
+            return
+    for name in earlier:
+        if name in (n for n, _, _ in inside):
+            nest.error(
+                f"unroll_jam '{loop}': 'unroll_jam {name}' already made copies and remainder loops inside it, so "
+                f"the loops below '{loop}' are no longer one nest to jam into; jam one loop of the stage",
+                at,
+                loop,
+            )
+            return
 
 
 def space(s: Space) -> list[Entry]:

@@ -317,8 +317,12 @@ class Reader:
         if any(loop.ops.get(k) for k in ("exp_libm", "exp_libm64", "libm", "libm64")):
             loop.vector = None  # gcc cannot vectorise a call of the C library (no fast-math): scalar code
             return
+        if loop.vector is not None and _pragma_dropped(op):
+            loop.vector = None  # the backend leaves the loop to gcc without its `omp simd` (see below)
         if loop.vector is None and not carried and loop.step == 1:
-            loop.auto_vector = all(unit_or_invariant(a, iv) for a in loop.accesses) and bool(loop.accesses)
+            loop.auto_vector = (
+                all(unit_or_invariant(a, iv) for a in loop.accesses) and bool(loop.accesses) and not _alias_bound(loop)
+            )
         if loop.vector is not None:
             from irkit.backends.c_simd import plan_loop
 
@@ -330,6 +334,35 @@ class Reader:
         st_op = stream_candidate(self.kernel, op)
         if st_op is not None and st_op.memref in self.buffers:
             loop.streamed.add(self.buffers[st_op.memref].name)
+
+
+# gcc 12 vectorises a loop that stores one buffer at two index patterns (jammed copies of a row
+# update, `C[i, j]` and `C[i + 1, j]`) by versioning it for aliasing; at three patterns and more it
+# does not (too many runtime alias checks; `-fopt-info-vec` says "couldn't vectorize loop").
+ALIAS_PATTERNS = 3
+
+
+def _pragma_dropped(op: lp.ForOp) -> bool:
+    """Does the C backend drop this vector loop's SIMD pragma?  It writes no explicit vectors for it
+    (`c_simd.plan_loop`) and `c_plan.plan_vector` finds the pragma wrong (one buffer accessed at two
+    elements an iteration, as jammed copies of a row update are): gcc alone then decides."""
+    from irkit.backends.c_plan import plan_vector
+    from irkit.backends.c_simd import plan_loop
+
+    if plan_loop(op) is not None:
+        return False
+    return plan_vector(op, lambda st: "buffer").problem is not None
+
+
+def _alias_bound(loop: Loop) -> bool:
+    """Does the loop store a buffer it accesses at ALIAS_PATTERNS or more index patterns?"""
+    for st in loop.accesses:
+        if not st.store or st.buf.local:
+            continue
+        patterns = {repr(a.dims) for a in loop.accesses if a.buf is st.buf}
+        if len(patterns) >= ALIAS_PATTERNS:
+            return True
+    return False
 
 
 def _accumulator(loop: Loop) -> Access | None:

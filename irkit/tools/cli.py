@@ -157,6 +157,7 @@ SUBCOMMANDS: dict[str, Callable[[argparse._SubParsersAction], None]] = {
     "calibrate": _tool("calibrate"),
     "predict": _tool("predict"),
     "validate": _tool("validate"),
+    "tune": _tool("tune"),
     "verify": _tool("verify"),
     "interpret": _tool("interpret"),
 }

@@ -1,0 +1,137 @@
+"""`irkit tune FILE`: find a schedule with the cost model, confirm it by measurement, write it into the document.
+
+    irkit tune examples/gemm.design -o gemm.tuned.design
+    irkit tune doc.design --size M=512,N=512 --size M=4096,N=4096 --budget 5m --log tune.jsonl
+    irkit tune doc.design --from-log tune.jsonl -o doc.tuned.design     # the best known, nothing measured
+    irkit tune doc.design --no-measure --json                            # the model's choice only
+
+Each `--size` is one set of sizes (`M=512,N=512`); repeated `--size`
+options that name different sizes make one set, as in `irkit run`
+(`--size M=512 --size N=512`), and naming a size again starts the next set.
+`--sizes FILE` reads sets from a file, one per line.  With several sets the
+schedule chosen is the one with the best geometric mean of time over them;
+`--json` gives, per set, the loss against the best measured at that set
+alone.  Sizes stay symbolic: the tuned kernel runs at any size.
+
+The search (docs/tuning.md) scores candidates with a fast screening model,
+prices the best with the full cost model (`irkit predict`), and measures
+the best `--top-k` on this host (`--trials` caps the measurements), with
+`irkit validate`'s protocol.  Without `-o` the tuned document is printed.
+Progress goes to stderr; Ctrl-C stops and still writes the best found.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|min)?\s*$")
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("tune", help="find a schedule with the cost model, measure the best, write the document")
+    p.add_argument("file", metavar="FILE", help="the .design document (its schedule blocks are replaced)")
+    p.add_argument("-o", "--output", metavar="TUNED.design", help="write the tuned document here (default: stdout)")
+    p.add_argument("--size", action="append", default=[], metavar="N=V[,N=V...]", help="a set of sizes to tune for (repeatable)")
+    p.add_argument("--sizes", metavar="FILE", help="sets of sizes, one per line (N=V,N=V)")
+    p.add_argument("--hw", metavar="SPEC", help="hardware: a .hw file or a profile name (default: the document's own)")
+    p.add_argument("--top-k", type=int, default=4, metavar="K", help="candidates compiled and measured (default 4)")
+    p.add_argument("--trials", type=int, metavar="N", help="at most N measurements in all (default: --top-k)")
+    p.add_argument("--budget", metavar="TIME", help="stop searching after TIME (90s, 5m, 1h); measuring still runs")
+    p.add_argument("--seed", type=int, default=0, help="seed of the search's sampling (default 0)")
+    p.add_argument("--log", metavar="FILE.jsonl", help="append each measurement here; candidates in it are not measured again")
+    p.add_argument("--from-log", metavar="FILE.jsonl", help="write the best schedule the log knows, measuring nothing")
+    p.add_argument("--no-measure", action="store_true", help="choose by the full cost model alone")
+    p.add_argument("--quick", action="store_true", help="a small search and short timing (a smoke test)")
+    p.add_argument("--cflags", help="C compiler flags replacing the defaults")
+    p.add_argument("--json", action="store_true", help="print the result as JSON (the document goes to -o)")
+
+
+def parse_duration(text: str) -> float:
+    from irkit.tools.opt import UsageError
+
+    m = _DURATION.match(text)
+    if not m:
+        raise UsageError(f"--budget expects a duration such as 90s, 5m or 1h, got '{text}'")
+    scale = {"s": 1, None: 1, "m": 60, "min": 60, "h": 3600}[m.group(2)]
+    return float(m.group(1)) * scale
+
+
+def size_sets(items: list[str], path: str | None) -> list[dict[str, int]]:
+    """The --size options (and --sizes file) as sets of sizes."""
+    from irkit.tools.opt import UsageError
+    from irkit.tools.run import parse_sizes
+
+    lines = list(items)
+    if path:
+        try:
+            lines += [ln.split("#", 1)[0].strip() for ln in Path(path).read_text().splitlines()]
+        except OSError as exc:
+            raise UsageError(f"--sizes: cannot read {path}: {exc.strerror}") from None
+    sets: list[dict[str, int]] = []
+    for i, line in enumerate(x for x in lines if x):
+        one = parse_sizes([part.strip() for part in line.split(",") if part.strip()])
+        merge = i < len(items) and sets and "," not in line and not (set(one) & set(sets[-1]))
+        if merge:
+            sets[-1].update(one)
+        else:
+            sets.append(one)
+    return sets
+
+
+def run(args: argparse.Namespace) -> int:
+    from irkit.frontend import parse_design
+    from irkit.perf import load_hardware
+    from irkit.sizes import SizeError, document_sizes
+    from irkit.tools.opt import EXIT_OK, UsageError, read_input
+    from irkit.tools.run import size_usage_error
+    from irkit.tune import tuner
+
+    text, name = read_input(args.file)
+    sets = size_sets(args.size, args.sizes)
+    module = parse_design(text, name)  # a malformed document is reported before anything is searched
+    try:
+        for s in sets:
+            document_sizes(module, s)
+    except SizeError as exc:
+        raise size_usage_error(exc) from None
+    for flag in ("top_k", "trials"):
+        value = getattr(args, flag)
+        if value is not None and value < 1:
+            raise UsageError(f"--{flag.replace('_', '-')} must be at least 1, got {value}")
+    hw = load_hardware(args.hw, document=Path(args.file)) if args.hw else None
+
+    def say(line: str) -> None:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+
+    if args.from_log:
+        result = tuner.from_log(text, name, Path(args.from_log), sets, hw)
+    else:
+        options = tuner.Options(
+            sizes=sets,
+            hw=hw,
+            top_k=min(args.top_k, args.trials or args.top_k),
+            seed=args.seed,
+            budget=parse_duration(args.budget) if args.budget else None,
+            measure=not args.no_measure,
+            log=Path(args.log) if args.log else None,
+            cflags=args.cflags.split() if args.cflags else None,
+            report=say,
+        )
+        if args.quick:
+            from irkit.validate.measure import QUICK_PLAN
+
+            options.width, options.depth, options.rerank, options.plan = 8, 6, 12, QUICK_PLAN
+        result = tuner.tune(text, name, options)
+    if args.output:
+        Path(args.output).write_text(result.text)
+        say(f"irkit tune: wrote {args.output}")
+    if args.json:
+        sys.stdout.write(json.dumps(result.to_json(), indent=1) + "\n")
+    elif not args.output:
+        sys.stdout.write(result.text)
+    return EXIT_OK

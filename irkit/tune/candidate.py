@@ -1,0 +1,164 @@
+"""One stage's candidate schedule while the tuner builds it: directive entries and the nest they make.
+
+A candidate grows one directive at a time.  Each step replays the
+directive's record on a copy of the nest (`irkit.directives.nest.Nest`,
+the replayer the checker uses), so a directive the checker would refuse
+there is refused here too, and the final-nest checks the checker makes
+(`irkit.checks.schedule.check_final`) run on every candidate.  What the
+records offer next is asked of them with the nest as it is now
+(`next_entries`): the tuner itself knows no directive.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from irkit.checks.schedule import check_final
+from irkit.directives import PLACE, Entry, Space
+from irkit.directives.nest import Nest
+from irkit.passes.schedule._blocking import MAY_FOLLOW
+from irkit.registry import DIRECTIVE_RECORDS
+from irkit.tune.stages import StageInfo
+
+# Kinds the search uses once per stage: a second unroll_jam meets the copies and remainder loops of
+# the first (lowering refuses it in most nests), a second parallel loop nests OpenMP regions, a
+# second vectorize cannot apply (only the innermost loop vectorizes).
+ONCE = frozenset({"unroll_jam", "parallel", "vectorize"})
+
+
+class Probe(Nest):
+    """A nest whose replays record the first refusal instead of a diagnostic."""
+
+    refused: str | None = None
+
+    def error(self, message: str, at: object, focus: str | None = None) -> None:
+        if self.refused is None:
+            self.refused = message
+
+    def copy(self) -> Probe:
+        new = Probe.__new__(Probe)
+        new.__dict__.update(self.__dict__)
+        new.loops = [list(loop) for loop in self.loops]
+        new.reductions = set(self.reductions)
+        new.gone = dict(self.gone)
+        new.marks = {k: dict(v) for k, v in self.marks.items()}
+        new.locs = dict(self.locs)
+        new.packs = dict(self.packs)
+        new.vectorized = list(self.vectorized)
+        new.diags = []
+        new.refused = None
+        return new
+
+
+@dataclass(frozen=True)
+class Candidate:
+    stage: str
+    entries: tuple[Entry, ...]
+    nest: Probe
+
+    @property
+    def texts(self) -> list[str]:
+        return [DIRECTIVE_RECORDS[e["kind"]].text(e) for e in self.entries]
+
+    def key(self) -> tuple:
+        """What the nest is (loops, marks, packs): two orders of the same directives are one candidate."""
+        n = self.nest
+        return (
+            tuple(tuple(loop) for loop in n.loops),
+            tuple(sorted((k, tuple(sorted(v.items()))) for k, v in n.marks.items())),
+            tuple(sorted(n.packs.items())),
+        )
+
+
+def start(stage: StageInfo, reads: tuple[str, ...]) -> Candidate:
+    return Candidate(stage.name, (), Probe(stage.name, stage.loops, stage.reductions, reads))
+
+
+def extend(c: Candidate, entry: Entry, stage: StageInfo | None = None) -> Candidate | None:
+    """`c` with one more directive, or None when its record (or the final-nest check) refuses it there,
+    or when lowering would (`packable`, which needs the stage's accesses)."""
+    record = DIRECTIVE_RECORDS.get(entry["kind"])
+    if record is None:
+        return None
+    if entry["kind"] == "pack" and stage is not None and not packable(c.nest, stage, entry["tensor"], entry["loop"]):
+        return None
+    nest = c.nest.copy()
+    record.replay(nest, entry, entry)
+    check_final(nest)
+    if nest.refused is not None:
+        return None
+    return Candidate(c.stage, (*c.entries, entry), nest)
+
+
+def space_of(c: Candidate, stage: StageInfo, lanes: int, registers: int) -> Space:
+    """The records' view of the candidate's nest now: its loops and their trip counts."""
+    extents: dict[str, int] = {}
+    outer: dict[str, int] = {}
+    for name, root, step in c.nest.loops:
+        rng = outer.get(root, stage.extents.get(root, 1))
+        extents[name] = max(1, math.ceil(rng / step))
+        outer[root] = step
+    return Space(
+        stage=c.stage,
+        loops=tuple(c.nest.names),
+        extents=extents,
+        reductions=frozenset(c.nest.reductions),
+        reads=tuple(c.nest.reads),
+        lanes=lanes,
+        registers=registers,
+    )
+
+
+def _used(c: Candidate) -> set[tuple]:
+    out = set()
+    for e in c.entries:
+        out.add((e["kind"], e.get("loop"), e.get("tensor")))
+    return out
+
+
+def next_entries(c: Candidate, stage: StageInfo, lanes: int, registers: int) -> list[Entry]:
+    """What every record offers on the candidate's nest now, without a second of a kind on the same
+    loop (a loop is marked, split or packed once), only what may follow `unroll_jam` and `pack` once
+    one is there (they restructure the nest; lowering refuses loop-shaping after them), and without
+    placements (`irkit.tune.tuner` chooses those with the full model, which prices fusion)."""
+    s = space_of(c, stage, lanes, registers)
+    used = _used(c)
+    marked = set(c.nest.marks)
+    blocked = any(e["kind"] in MAY_FOLLOW for e in c.entries)  # lowering: only these may follow them
+    kinds = {e["kind"] for e in c.entries}
+    out = []
+    for record in DIRECTIVE_RECORDS.values():
+        if record.phase == PLACE or (blocked and record.kind not in MAY_FOLLOW):
+            continue
+        for e in record.space(s):
+            if (e["kind"], e.get("loop"), e.get("tensor")) in used and e["kind"] not in ("reorder", "interchange"):
+                continue
+            if e["kind"] in ONCE and e["kind"] in kinds:
+                continue
+            if e["kind"] in ("split", "tile") and any(loop in marked for loop in e.get("loops", [e.get("loop")])):
+                continue
+            out.append(e)
+    return out
+
+
+def packable(nest: Nest, stage: StageInfo, tensor: str, loop: str) -> bool:
+    """Would `pack TENSOR at LOOP` lower?  The pack pass copies the tile of the tensor the loops inside
+    LOOP read; that tile must have a constant extent in every dimension but the outermost of the
+    layout, so each stage loop indexing those dimensions must have a loop at or outside LOOP (the
+    loops inside then run over its step, not over a size)."""
+    names = nest.names
+    if loop not in names:
+        return False
+    at = names.index(loop)
+    outside = {root for _, root, _ in nest.loops[: at + 1]}
+    inside = {root for _, root, _ in nest.loops[at + 1 :]}
+    for body in stage.bodies:
+        for a in body.accesses:
+            if a.tensor != tensor or a.store:
+                continue
+            for d in a.order[1:]:
+                for root, _ in a.coeffs[d]:
+                    if root in inside and root not in outside:
+                        return False
+    return True

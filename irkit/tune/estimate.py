@@ -1,0 +1,387 @@
+"""The tuner's screening model: seconds of one stage under a candidate nest, in microseconds of Python.
+
+`irkit predict` lowers a document and analyses its loop IR symbolically
+(0.2-2.5 s a document); a search that ranks tens of thousands of
+candidates cannot afford that.  This model prices a candidate from its
+names-only nest (`irkit.directives.nest.Nest`, what replaying the
+schedule's directive records gives) and the stage's bodies
+(`irkit.tune.stages`), with the same hardware description and the same
+structure as the full model, simplified:
+
+- **in core**: the largest of the FP work at the vector width the nest
+  runs, the loads and stores the register block leaves (an access invariant
+  in the innermost loops stays in a register across them; an access
+  invariant in an `unroll_jam` loop is shared by its copies), and the
+  latency of accumulation chains (independent chains: the jammed copies and
+  the vector lanes);
+- **per cache level**: the traffic of the deepest loop whose working set
+  fits the level's effective capacity (each access's footprint from the
+  spans the inner loops cover, whole lines, and inflated when a power-of-two
+  row stride folds it onto few cache sets; a packed tensor is contiguous),
+  times the trips of the loops around it that move the access;
+- the levels composed as the full model does (the largest, plus the others
+  by their overlap), cores from the parallel loop's static share.
+
+It ranks; it does not promise.  The tuner re-ranks its best candidates with
+the full model and measures the best of those (`irkit.tune.search`), so an
+error here costs search time, not the result.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from irkit.backends.c_simd import MAX_GROUPS
+from irkit.perf.reader import ALIAS_PATTERNS
+from irkit.tune.stages import Access, Body, StageInfo
+
+LOOP_CYCLES = 2.0  # instructions of loop control per iteration of the innermost loop (increment, compare-branch)
+ISSUE_WIDTH = 4.0
+MEMO_LIMIT = 200_000  # entries of each memo table before it is cleared
+SHORT_LOOP = 8  # a scalar loop of at most this many iterations gcc unrolls completely  # instructions the front end issues a cycle
+
+
+_L1: dict[tuple[int, int], float] = {}
+
+
+@dataclass(frozen=True)
+class Machine:
+    """The figures of a hardware description the screening model uses (base units)."""
+
+    cores: int
+    frequency: float
+    simd_bits: int
+    registers: int
+    fp_latency: float
+    flops_w: dict[int, dict[int, float]]  # dtype bits -> instruction bits -> FLOP/s a core
+    levels: tuple[tuple[float, float, float, int, float], ...]  # (effective bytes, line, bandwidth of the next, ways, overlap)
+    dram_core: float
+    dram_all: float
+    div_rate: dict[int, float]  # dtype bits -> divisions/s a core (vector)
+    exp_rate: dict[int, float]
+    l1_w: dict[int, float]  # instruction bits -> L1 bytes/s a core (loads and stores together, as calibrated)
+
+    @classmethod
+    def of(cls, hw) -> Machine:
+        v = hw.values
+        simd = int(v.get("simd", 256))
+        levels = v.get("levels", [])
+        out = []
+        for i, lv in enumerate(levels):
+            nxt = levels[i + 1]["bandwidth"] if i + 1 < len(levels) else v.get("dram_bandwidth_core", v["dram_bandwidth"])
+            size = float(lv.get("effective_size", lv["size"]))
+            out.append((size, float(lv.get("line", 64)), float(nxt), int(lv.get("ways", 8)), float(lv.get("overlap", 0.0))))
+        return cls(
+            cores=int(v.get("cores", 1)),
+            frequency=float(v.get("frequency", 3e9)),
+            simd_bits=simd,
+            registers=32 if simd >= 512 else 16,
+            fp_latency=float(v.get("fp_latency", 4.0)),
+            flops_w={32: dict(v.get("flops_f32_w", {simd: v["flops_f32"]})), 64: dict(v.get("flops_f64_w", {simd: v.get("flops_f64", v["flops_f32"] / 2)}))},
+            levels=tuple(out),
+            dram_core=float(v.get("dram_bandwidth_core", v["dram_bandwidth"])),
+            dram_all=float(v["dram_bandwidth"]),
+            div_rate={32: float(v.get("div_f32", v["flops_f32"] / 8)), 64: float(v.get("div_f64", v["flops_f32"] / 16))},
+            exp_rate={32: float(v.get("exp_f32", v["flops_f32"] / 16)), 64: float(v.get("exp_f64", v["flops_f32"] / 32))},
+            l1_w=dict(levels[0].get("bandwidth_w", {simd: levels[0]["bandwidth"]})) if levels else {simd: 64.0 * float(v.get("frequency", 3e9))},
+        )
+
+    def l1(self, bits: int) -> float:
+        """L1 bytes/s for accesses `bits` wide (the nearest calibrated width at or below, scaled)."""
+        got = _L1.get((id(self), bits))
+        if got is None:
+            known = sorted(b for b in self.l1_w if b <= bits) or sorted(self.l1_w)
+            b = known[-1]
+            got = _L1[(id(self), bits)] = float(self.l1_w[b]) * (1.0 if b <= bits else bits / b)
+        return got
+
+    def lanes(self, bits: int) -> int:
+        return max(1, self.simd_bits // bits)
+
+    def flops(self, dtype_bits: int, width: int) -> float:
+        """FLOP/s of one core at `width` lanes (the nearest measured instruction width at or below)."""
+        table = self.flops_w[dtype_bits]
+        bits = width * dtype_bits
+        known = sorted(b for b in table if b <= bits) or sorted(table)
+        return float(table[known[-1]]) * (1.0 if known[-1] <= bits else bits / known[-1])
+
+
+class NestLoop(NamedTuple):
+    name: str
+    root: str
+    step: int
+    trips: int
+    range: int  # elements of its root the loop runs over (the next outer loop's step, or the extent)
+    vector: int  # lanes, -1 for the hardware's width, 0 if not vectorised
+    jam: int
+    unroll: int
+    parallel: bool
+
+
+def nest_loops(nest, stage: StageInfo) -> list[NestLoop]:
+    """The nest's loops with trip counts: a loop runs over its root's range in the next outer loop of the same root."""
+    out: list[NestLoop] = []
+    outer_step: dict[str, int] = {}
+    for name, root, step in nest.loops:
+        rng = outer_step.get(root, stage.extents.get(root, 1))
+        marks = nest.marks.get(name, {})
+        vec = marks.get("vectorize")
+        out.append(
+            NestLoop(
+                name, root, step, max(1, math.ceil(rng / step)), rng,
+                int(vec) if isinstance(vec, int) and not isinstance(vec, bool) else (-1 if vec else 0),
+                int(marks.get("unroll_jam", 0) or 0), int(marks.get("unroll", 0) or 0), bool(marks.get("parallel")),
+            )
+        )
+        outer_step[root] = step
+    return out
+
+
+def stage_seconds(stage: StageInfo, nest, m: Machine, relaxed: bool = True) -> float:
+    loops = nest_loops(nest, stage)
+    return sum(body_seconds(b, [lp for lp in loops if lp.root in b.roots], stage, m, nest.packs, relaxed) for b in stage.bodies)
+
+
+_BODIES: dict[tuple, float] = {}  # (body, machine, nest) -> seconds: a beam meets the same nests again
+
+
+def body_seconds(body: Body, loops: list[NestLoop], stage: StageInfo, m: Machine, packs: dict, relaxed: bool) -> float:
+    if not loops:
+        return 0.0
+    key = (id(body), id(m), relaxed, tuple(loops), tuple(sorted(packs.items())))
+    got = _BODIES.get(key)
+    if got is None:
+        if len(_BODIES) > MEMO_LIMIT:
+            _BODIES.clear()
+        got = _BODIES[key] = _body_uncached(body, loops, stage, m, packs, relaxed)
+    return got
+
+
+def _body_uncached(body: Body, loops: list[NestLoop], stage: StageInfo, m: Machine, packs: dict, relaxed: bool) -> float:
+    points = 1
+    for r in body.roots:
+        points *= max(1, stage.extents.get(r, 1))
+    cores, share = _cores(loops, m)
+    core = _core_seconds(body, loops, stage, m, points, relaxed) / share
+    mem = _memory_seconds(body, loops, m, packs, cores) / share
+    return max(core, mem)
+
+
+def _cores(loops: list[NestLoop], m: Machine) -> tuple[int, float]:
+    """(cores used, speed-up): the static share of the outermost parallel loop."""
+    for lp in loops:
+        if lp.parallel and m.cores > 1:
+            per = math.ceil(lp.trips / m.cores)
+            return m.cores, lp.trips / per if per else 1.0
+    return 1, 1.0
+
+
+def _width(body: Body, loops: list[NestLoop], m: Machine, relaxed: bool) -> int:
+    v = loops[-1]
+    lanes = m.lanes(body.dtype_bits)
+    copies = max((math.prod(lp.jam for lp in loops if lp.jam > 1 and a.varies(lp.root)) for a in body.accesses if a.store), default=1)
+    if v.vector:
+        width = lanes if v.vector < 0 else v.vector
+        explicit = v.range % width == 0 and v.range // width <= MAX_GROUPS
+        if explicit or copies < 2:
+            return width
+        # the backend drops the pragma of a vector loop storing jammed rows it does not write as explicit
+        # vectors (irkit.perf.reader._pragma_dropped); gcc alone then decides, as below
+    # gcc vectorises an innermost loop whose accesses are unit-stride or invariant; a reduction only under
+    # relaxed math; and not when jammed copies store one buffer at ALIAS_PATTERNS rows or more
+    if copies >= ALIAS_PATTERNS:
+        return 1
+    if v.step == 1 and v.trips >= lanes and all(a.unit(v.root) for a in body.accesses):
+        if body.chain and not relaxed and not any(a.store and a.varies(v.root) for a in body.accesses):
+            return 1
+        return lanes
+    return 1
+
+
+def _core_seconds(body: Body, loops: list[NestLoop], stage: StageInfo, m: Machine, points: int, relaxed: bool) -> float:
+    w = _width(body, loops, m, relaxed)
+    v = loops[-1]
+    # a jammed copy of a reduction loop updates the same accumulator as the others: no register
+    # block, just a longer body (what `unroll` gives)
+    jams = [lp for lp in loops if lp.jam > 1 and lp.root not in stage.reductions]
+    if math.prod(lp.jam for lp in jams) > m.registers:
+        return math.inf  # more jammed copies than registers: spills and a body gcc will not schedule
+    fp = points * body.flops / m.flops(body.dtype_bits, w) if body.flops else 0.0
+    ops = dict(body.ops)
+    fp += points * ops.get("div", 0) / (m.div_rate[body.dtype_bits] * (w / m.lanes(body.dtype_bits)))
+    fp += points * (ops.get("exp", 0) + ops.get("exp_libm", 0) * 4) / (m.exp_rate[body.dtype_bits] * (w / m.lanes(body.dtype_bits)))
+    loads = stores = 0.0
+    l1 = 0.0  # seconds of L1 traffic a point costs
+    held = 0.0  # vector registers the accesses kept across loops hold
+    # registers one instance of the innermost loop's values take; they stay in registers across an
+    # outer loop only when the backend writes the innermost loop out as explicit vectors (a vectorized
+    # loop of constant trip count) or gcc unrolls it completely (a short scalar loop)
+    vectors = max(1.0, math.ceil(v.range * body.dtype_bits / m.simd_bits))
+    in_registers = (v.vector != 0 and v.range % max(w, 1) == 0 and v.range // max(w, 1) <= MAX_GROUPS) or (
+        w == 1 and v.range <= SHORT_LOOP
+    )
+    tile = bool(jams)  # unroll_jam makes the register tile (`loop.local`) a stored value stays in
+    for a in body.loads_first:
+        share = math.prod(lp.jam for lp in jams if not a.varies(lp.root))  # copies that share the access
+        if not a.varies(v.root):  # hoisted out of the innermost loop: once per instance of it
+            count = 1.0 / (v.range * share)
+        else:
+            count = (1.0 / w if a.unit(v.root) else 1.0) / share
+            reuse = 1.0
+            for lp in reversed(loops[:-1]):  # kept in registers across the innermost loops it is invariant in
+                if lp.jam > 1 and lp.root not in stage.reductions:
+                    continue
+                if a.varies(lp.root):
+                    break
+                reuse *= lp.trips
+                if lp.trips > 1:
+                    break
+            regs = vectors * math.prod(lp.jam for lp in jams if a.varies(lp.root))
+            if reuse > 1 and in_registers and (tile or not a.store) and held + regs <= m.registers - 2:
+                held += regs
+                count /= reuse
+        wide = a.varies(v.root) and a.unit(v.root) and w > 1
+        nbytes = a.elem * (w if wide else 1)
+        l1 += count * nbytes / m.l1(nbytes * 8)
+        if a.store:
+            stores += count
+        else:
+            loads += count
+    fp_instr = sum(n for _, n in body.ops) / w
+    mem = points * l1
+    front = points * (loads + stores + fp_instr + LOOP_CYCLES / (w * math.prod(lp.jam for lp in jams) * max(1, v.unroll))) / ISSUE_WIDTH / m.frequency
+    chain = 0.0
+    if body.chain:
+        acc = [a for a in body.accesses if a.store]
+        chains = 1.0
+        for a in acc[:1]:
+            if a.varies(v.root):
+                chains = w * max(1, v.trips if v.vector else 1)
+            elif w > 1:
+                chains = w  # a vectorised reduction: one chain per lane
+            chains *= math.prod(lp.jam for lp in jams if a.varies(lp.root)) or 1
+        chain = points * body.chain * m.fp_latency / (chains * m.frequency)
+    return max(fp, mem, chain, front)
+
+
+_MEMORY: dict[tuple, float] = {}  # candidates that differ only in marks share their memory time
+
+
+def _memory_seconds(body: Body, loops: list[NestLoop], m: Machine, packs: dict, cores: int) -> float:
+    key = (id(body), id(m), cores, tuple((lp.root, lp.range, lp.trips, lp.name in packs.values()) for lp in loops), tuple(sorted(packs.items())))
+    got = _MEMORY.get(key)
+    if got is None:
+        if len(_MEMORY) > MEMO_LIMIT:
+            _MEMORY.clear()
+        got = _MEMORY[key] = _memory_uncached(body, loops, m, packs, cores)
+    return got
+
+
+def _memory_uncached(body: Body, loops: list[NestLoop], m: Machine, packs: dict, cores: int) -> float:
+    accesses = _distinct(body.accesses)
+    n = len(loops)
+    packed_at = {t: i for t, loop in packs.items() for i, lp in enumerate(loops) if lp.name == loop}
+    spans = _spans(loops)
+    # each access's (rows, lines per row) at every depth, and the trips of the loops around a depth
+    # that move it, computed once and shared by the levels
+    shapes: dict[float, list[list[tuple[float, float]]]] = {}
+    moves = [_moves(a, loops) for a in accesses]
+    times = []
+    for size, line, next_bw, ways, overlap in m.levels:
+        table = shapes.get(line)
+        if table is None:
+            table = shapes[line] = [
+                [_lines(a, spans[d], line, packed_at.get(a.tensor, n) < d) for d in range(n + 1)] for a in accesses
+            ]
+        traffic = _traffic(accesses, table, moves, n, size, line, ways, packed_at)
+        bw = next_bw if next_bw is not m.dram_core else (m.dram_all / cores if cores > 1 else m.dram_core)
+        times.append((traffic / cores / bw, overlap))
+    if not times:
+        return 0.0
+    top = max(t for t, _ in times)
+    return top + sum(t * (1.0 - o) for t, o in times if t is not top) * 0.5
+
+
+def _spans(loops: list[NestLoop]) -> list[dict[str, int]]:
+    """Per depth d: each root's span inside loops[d:] (the range of its outermost loop there)."""
+    out: list[dict[str, int]] = [{} for _ in range(len(loops) + 1)]
+    for d in range(len(loops) - 1, -1, -1):
+        cur = dict(out[d + 1])
+        cur[loops[d].root] = loops[d].range
+        out[d] = cur
+    return out
+
+
+def _moves(a: Access, loops: list[NestLoop]) -> list[float]:
+    """Per depth d: the product of the trips of loops[:d] from the innermost one `a` varies in outward."""
+    out = [1.0] * (len(loops) + 1)
+    for d in range(1, len(loops) + 1):
+        times, moved = 1.0, False
+        for lp in reversed(loops[:d]):
+            if not moved and a.varies(lp.root):
+                moved = True
+            if moved:
+                times *= lp.trips
+        out[d] = times
+    return out
+
+
+def _distinct(accesses: tuple[Access, ...]) -> list[Access]:
+    """One access per (tensor, index pattern): reads of neighbours share lines; a store counts twice (fill and write-back)."""
+    seen: dict[tuple, Access] = {}
+    for a in accesses:
+        key = (a.tensor, a.coeffs)
+        if key in seen and (seen[key].store or not a.store):
+            continue
+        seen[key] = a
+    return list(seen.values())
+
+
+def _lines(a: Access, spans: dict[str, int], line: float, contiguous: bool) -> tuple[float, float]:
+    """(rows, lines per row) of `a` over the given spans of the roots; a packed copy is one row."""
+    extent = [1 + sum(abs(k) * (spans.get(r, 1) - 1) for r, k in dim) for dim in a.coeffs]
+    if not extent:
+        return 1.0, 1.0
+    inner = a.order[-1] if a.order else len(extent) - 1
+    rows = math.prod(e for i, e in enumerate(extent) if i != inner)
+    if contiguous:
+        return 1.0, math.ceil(rows * extent[inner] * a.elem / line)
+    return float(rows), math.ceil(extent[inner] * a.elem / line)
+
+
+def _traffic(accesses, table, moves, n: int, size: float, line: float, ways: int, packed_at: dict) -> float:
+    """Bytes the level below serves: each access's lines at the outermost depth whose working set
+    fits, times the trips of the loops around it that move the access."""
+    fit = n - 1  # the innermost loop streams: a line at a time of each access, whatever it spans
+    for d in range(n - 2, -1, -1):
+        total = 0.0
+        for a, shape in zip(accesses, table):
+            rows, per_row = shape[d]
+            total += rows * per_row * (_conflict(a, rows, per_row, line, size, ways) if rows > 1 else 1.0)
+        if total * line > size:
+            break
+        fit = d
+    out = 0.0
+    for a, shape, move in zip(accesses, table, moves):
+        rows, per_row = shape[fit]
+        lines = rows * per_row
+        out += lines * line * move[fit] * (2 if a.store else 1)
+        if a.tensor in packed_at:  # the copy: read once from where it lives, written once into the buffer
+            out += lines * line * 0.5
+    return out
+
+
+def _conflict(a: Access, rows: float, per_row: float, line: float, size: float, ways: int) -> float:
+    """How much larger an access's working set is to a cache whose sets a power-of-two row stride folds
+    it onto: rows `stride` bytes apart start in sets / gcd(stride in lines, sets) different sets; when
+    its lines outnumber what the sets its rows cover hold, it needs the cache as if it had all the
+    sets to itself."""
+    stride = a.row_stride()
+    if stride <= 0:
+        return 1.0
+    sets = max(1, int(size // (line * ways)))
+    starts = max(1, sets // math.gcd(max(1, int(stride // line)), sets))
+    covered = min(sets, starts * per_row)
+    return sets / covered if covered < sets and rows * per_row > covered * ways else 1.0

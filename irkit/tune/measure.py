@@ -1,0 +1,114 @@
+"""Measuring the tuner's best candidates on this host: build, probe, check, time.
+
+1. **Build** every candidate, two compiles at a time (the C compiler is a
+   separate process, so threads overlap them).
+2. **Probe** at a quarter of the first size set in every dimension (or a
+   half, or the set itself, whichever the document's assumptions accept):
+   check the result against the numpy oracle there, where the oracle is
+   cheap, and time a few calls.  A candidate slower than `SLOW` times the
+   fastest probe is dropped before it is ever run at full size: a
+   schedule the models misjudge (a register block that spills, a stride
+   that folds onto one cache set) can be a hundred times slower, and one
+   call of it at full size could take the whole budget.
+3. **Time** the rest at every size set together, as `irkit validate` does
+   (`irkit.validate.measure.time_together`: steady state, rounds
+   alternated, the median of each round's batch), `passes` times; a
+   candidate's time at a size is the fastest pass.
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from irkit.timing import Plan
+
+SLOW = 4.0  # probe time over the fastest probe beyond which a candidate is not timed at full size
+PROBE_CALLS = 3
+
+
+def probe_sizes(text: str, name: str, sizes: dict[str, int]) -> dict[str, int]:
+    """`sizes` scaled down by 4 (or 2) where the document accepts it, else `sizes`."""
+    from irkit.frontend import parse_design
+    from irkit.sizes import SizeError, document_sizes
+
+    module = parse_design(text, name)
+    for k in (4, 2):
+        small = {n: max(1, v // k) for n, v in sizes.items()}
+        try:
+            return document_sizes(module, small)
+        except SizeError:
+            continue
+    return dict(sizes)
+
+
+def measure(todo: list, text: str, name: str, sizes: list[dict[str, int]], options) -> None:
+    """Fill each candidate's `measured` (seconds per size set) or its `error`."""
+    import irkit
+    from irkit.validate.measure import FULL_PLAN, check_output, prepare, time_together
+
+    if not todo:
+        return
+    kernels: dict[int, object] = {}
+
+    def build(c) -> None:
+        t = time.perf_counter()
+        try:
+            kernels[id(c)] = irkit.compile(c.text, name=name, cflags=options.cflags)
+        except Exception as exc:  # noqa: BLE001 -- reported on the candidate, the others go on
+            c.error = f"compile: {exc}"[:300]
+            return
+        c.compile_seconds = time.perf_counter() - t
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        list(pool.map(build, todo))
+    ready = [c for c in todo if id(c) in kernels]
+    small = probe_sizes(text, name, sizes[0])
+    probes: dict[int, float] = {}
+    inputs = None
+    for c in ready:
+        k = kernels[id(c)]
+        try:
+            if inputs is None:
+                inputs = k.random_inputs(small)
+            p = prepare(k, small, inputs)
+            checked = check_output(k, small, inputs, p)
+            if not checked["ok"]:
+                c.error = f"wrong result at {small}: {checked['message']}"
+                continue
+            p.call()
+            t = time.perf_counter()
+            for _ in range(PROBE_CALLS):
+                p.call()
+            probes[id(c)] = (time.perf_counter() - t) / PROBE_CALLS
+        except Exception as exc:  # noqa: BLE001
+            c.error = f"run: {exc}"[:300]
+    if not probes:
+        return
+    fastest = min(probes.values())
+    for c in ready:
+        got = probes.get(id(c))
+        if got is not None and got > SLOW * fastest:
+            c.error = f"{got / fastest:.1f}x slower than the fastest candidate at {small}; not timed at full size"
+    ready = [c for c in ready if c.error is None]
+    plan = options.plan if options.plan is not None else FULL_PLAN
+    if not isinstance(plan, Plan):
+        raise TypeError("options.plan must be an irkit.timing.Plan")
+    runs: dict[int, list[list[float]]] = {id(c): [[] for _ in sizes] for c in ready}
+    for i, s in enumerate(sizes):
+        calls, alive, data = [], [], None
+        for c in ready:
+            k = kernels[id(c)]
+            try:
+                resolved = k.resolve_sizes(s)
+                data = data if data is not None else k.random_inputs(resolved)
+                calls.append(prepare(k, resolved, data).call)
+                alive.append(c)
+            except Exception as exc:  # noqa: BLE001
+                c.error = f"run: {exc}"[:300]
+        for _ in range(max(1, options.passes)):
+            for c, t in zip(alive, time_together(calls, plan)):
+                runs[id(c)][i].append(sorted(t)[len(t) // 2])
+    for c in ready:
+        if c.error is None and all(runs[id(c)]):
+            c.measured = [min(r) for r in runs[id(c)]]

@@ -1,0 +1,177 @@
+"""What the tuner's screening model needs to know of each stage, read once per document.
+
+The unscheduled document is lowered to loop IR and read with the cost
+model's own reader (`irkit.perf.reader`), so the tuner sees the accesses,
+flops and accumulation chains the backend really emits -- for a named
+operation too, whose body the tuner knows nothing about.  Each innermost
+loop body becomes a `Body`: the stage loops (by their names in the
+document) it runs over, its accesses as coefficients of those loops, its
+flops and instruction kinds per point, and its accumulation chain.  A
+schedule only reorders and blocks these loops, so the bodies stay valid for
+every candidate; `irkit.tune.estimate` prices them under a candidate's nest.
+
+Loop nests that run over loops no schedule names (the zero-fill of an
+accumulated output, the padding copy of a convolution) are `fixed` work,
+priced once: no candidate changes them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from irkit.perf import expr as ex
+
+
+@dataclass(frozen=True)
+class Access:
+    tensor: str
+    store: bool
+    elem: int  # bytes
+    coeffs: tuple[tuple[tuple[str, int], ...], ...]  # per logical dim: (stage loop, coefficient) pairs
+    order: tuple[int, ...]  # storage order, outermost first
+    shape: tuple[int, ...]  # logical extents at the tuned sizes
+    temp: bool = False
+    roots: frozenset[str] = frozenset()  # the stage loops its index uses (set from `coeffs`)
+
+    strided: frozenset[str] = frozenset()  # the loops it does not move with by single elements
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "roots", frozenset(loop for dim in self.coeffs for loop, _ in dim))
+        inner = self.order[-1] if self.order else 0
+        strided = {loop for d, dim in enumerate(self.coeffs) for loop, k in dim if d != inner or abs(k) != 1}
+        object.__setattr__(self, "strided", frozenset(strided))
+
+    def varies(self, root: str) -> bool:
+        return root in self.roots
+
+    def unit(self, root: str) -> bool:
+        """Moves by single elements along its innermost storage dimension with `root` (or not at all)."""
+        return root not in self.strided
+
+    def row_stride(self) -> int:
+        """Bytes between consecutive positions of the next-to-innermost storage dimension."""
+        if len(self.order) < 2:
+            return 0
+        return self.elem * self.shape[self.order[-1]]
+
+
+@dataclass(frozen=True)
+class Body:
+    stage: str
+    roots: tuple[str, ...]  # stage loops it runs over, outermost first
+    accesses: tuple[Access, ...]
+    flops: int  # per point
+    ops: tuple[tuple[str, int], ...]  # instruction kind -> count per point
+    chain: int  # dependent FP ops an accumulation carries per point (0: none)
+    dtype_bits: int = 32
+
+    @property
+    def loads_first(self) -> tuple[Access, ...]:
+        """The accesses, loads before stores (stores get registers last)."""
+        got = self.__dict__.get("_loads_first")
+        if got is None:
+            got = tuple(sorted(self.accesses, key=lambda a: a.store))
+            object.__setattr__(self, "_loads_first", got)
+        return got
+
+
+@dataclass
+class StageInfo:
+    name: str
+    loops: tuple[str, ...]
+    extents: dict[str, int]
+    reductions: frozenset[str]
+    bodies: list[Body] = field(default_factory=list)
+
+
+@dataclass
+class KernelInfo:
+    stages: dict[str, StageInfo]
+    fixed_bytes: float  # bytes the nests no schedule changes move
+    relaxed: bool
+    sizes: dict[str, int] = field(default_factory=dict)  # every size, the document's defaults filled in
+    reads: dict[str, tuple[str, ...]] = field(default_factory=dict)  # stage -> the tensors it reads
+    temps: frozenset[str] = frozenset()  # stages that are temporaries (placed by compute_at / compute_root)
+
+
+def _value(e: ex.Expr, sizes: Mapping[str, int]) -> int:
+    got = ex.subs(e, {k: ex.const(v) for k, v in sizes.items()})
+    return int(got.value) if got.op == "const" else 1
+
+
+def read_kernel(text: str, name: str, sizes: Mapping[str, int]) -> KernelInfo:
+    """The stages of the document `text` (its schedules removed) at `sizes`."""
+    from xdsl.dialects import func
+
+    from irkit.api import lower
+    from irkit.backends.c_plan import stream_threshold
+    from irkit.checks.design import DesignChecker
+    from irkit.dialects import design as d
+    from irkit.frontend import parse_design
+    from irkit.perf.reader import Reader
+    from irkit.validate.suite import replace_schedules
+
+    bare = replace_schedules(text, {})
+    module = parse_design(bare, name)
+    design = next(op for op in module.walk() if isinstance(op, d.DesignOp))
+    checker = DesignChecker(design)
+    checker.run()
+    values = {**checker.defaults, **dict(sizes)}
+    stages: dict[str, StageInfo] = {}
+    from irkit.affine_text import evaluate
+
+    for sname, st in checker.stages.items():
+        extents = {loop: int(evaluate(e, values)) for loop, e in st.extents.items()}
+        stages[sname] = StageInfo(sname, tuple(st.loops), extents, frozenset(st.reduction_loops))
+    kernel = next(op for op in lower(module)["loop"].walk() if isinstance(op, func.FuncOp))
+    reader = Reader(kernel, stream_threshold(kernel))
+    top: list = []
+    reader.read_block(kernel.body.block, None, top)
+    fixed = 0.0
+    for root in top:
+        stored = [a.buf.name for lp in root.walk() for a in lp.accesses if a.store and not a.buf.local]
+        stage = next((stages[s] for s in stored if s in stages), None)
+        for path in _paths(root, []):
+            fixed += _add_body(path, stage, values)
+    reads = {n: tuple(st.reads) for n, st in checker.stages.items()}
+    temps = frozenset(n for n, t in checker.tensors.items() if t.role.data == "temp" and n in stages)
+    return KernelInfo(stages, fixed, reader.relaxed, {k: int(v) for k, v in values.items()}, reads, temps)
+
+
+def _paths(loop, prefix: list) -> list[list]:
+    """Root-to-loop paths of every loop with work in its body."""
+    here = [*prefix, loop]
+    out = [here] if loop.accesses or loop.flops else []
+    for child in loop.loops:
+        out.extend(_paths(child, here))
+    return out
+
+
+def _add_body(path: list, stage: StageInfo | None, sizes: Mapping[str, int]) -> float:
+    """Record the body at the end of `path` in its stage; its bytes when no schedule shapes it."""
+    inner = path[-1]
+    by_var = {lp.var: lp.name for lp in path}
+    roots = tuple(by_var[lp.var] for lp in path)
+    accesses = []
+    for a in inner.accesses:
+        if a.buf.local:
+            continue
+        dims = []
+        for dim in a.dims:
+            if dim is None:
+                dims.append(())
+                continue
+            dims.append(tuple((by_var.get(v, v), k) for v, k in dim[0].items() if k))
+        shape = tuple(_value(s, sizes) for s in a.buf.shape)
+        accesses.append(Access(a.buf.name, a.store, a.buf.elem, tuple(dims), tuple(a.buf.order), shape, a.buf.role == "temp"))
+    if stage is None or not set(roots) <= set(stage.loops) or len(set(roots)) != len(roots):
+        points = 1
+        for lp in path:
+            points *= max(1, _value(lp.trips(), sizes))
+        return float(points * sum(a.elem for a in accesses))
+    bits = 64 if any(a.elem == 8 for a in accesses) else 32
+    stage.bodies.append(
+        Body(stage.name, roots, tuple(accesses), inner.flops, tuple(sorted(inner.ops.items())), inner.chain, bits)
+    )
+    return 0.0

@@ -1,0 +1,357 @@
+"""`irkit tune`: search with the screening model, re-rank with the full model, measure the best.
+
+Three tiers, each cheaper per candidate than the next and each seeing fewer:
+
+1. **Search** (`irkit.tune.search.beam_search`): every stage's shape
+   directives, thousands of candidates a second on the screening model
+   (`irkit.tune.estimate`), at every size at once.
+2. **Re-rank**: the best few of each stage, combined across stages and with
+   every placement the records offer for each temporary (`compute_at` in
+   each loop of its consumer, `compute_root`, none), and the document's own
+   schedule, are priced by the full cost model (`irkit.perf.predict`, what
+   `irkit predict` says).  A candidate the checker or the lowering refuses
+   is dropped here, so nothing later can be illegal.
+3. **Measure**: the `top_k` best by the full model are compiled (in
+   parallel) and timed on this host with `irkit validate`'s protocol
+   (steady state, rounds alternated, the median of each round's batch, the
+   fastest of `passes` independent measurements), the first size checked
+   against the numpy oracle.  The measured best wins; schedules measured
+   within `TIE` of the best are ties, and the one the full model ranks
+   first among them is chosen, so two runs choose the same.
+
+The objective over several sizes is the geometric mean of seconds (the sum
+of their logs): relative to each size's best, no size dominates.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from irkit.diagnostics import Diagnostic, DiagnosticError
+from irkit.directives import PLACE, Space
+from irkit.registry import DIRECTIVE_RECORDS
+from irkit.tune import log as tlog
+from irkit.tune.estimate import Machine
+from irkit.tune.search import Scored, SearchStats, beam_search
+from irkit.tune.stages import KernelInfo, read_kernel
+
+TIE = 0.02  # measured times within 2% of the best are one measurement apart on this kind of host
+WORKERS = 2  # processes pricing candidates with the full model
+
+
+@dataclass
+class Options:
+    sizes: list[dict[str, int]] = field(default_factory=list)  # empty: the document's defaults
+    hw: object = None  # irkit.perf.hardware.Hardware; None: the document's own section
+    top_k: int = 4
+    finalists: int = 4  # at least this many candidates of each stage combined and re-ranked by the full model
+    rerank: int = 48  # at most this many combinations priced by the full model
+    width: int = 128
+    depth: int = 10
+    seed: int = 0
+    budget: float | None = None  # seconds for the whole run
+    measure: bool = True
+    passes: int = 2
+    plan: object = None  # irkit.timing.Plan; None: irkit validate's full plan
+    cflags: list[str] | None = None
+    log: Path | None = None
+    report: Callable[[str], None] = lambda line: None
+
+
+@dataclass
+class Contender:
+    schedules: dict[str, list[str]]
+    text: str
+    origin: str  # "search" or "document"
+    predicted: list[float] = field(default_factory=list)  # full model, per size
+    measured: list[float | None] = field(default_factory=list)
+    compile_seconds: float = 0.0
+    error: str | None = None
+
+    @property
+    def key(self) -> str:
+        return tlog.schedule_key(self.schedules)
+
+    def objective(self, values: list[float | None]) -> float:
+        if not values or any(v is None or v <= 0 for v in values):
+            return math.inf
+        return sum(math.log(v) for v in values)  # type: ignore[arg-type]
+
+
+@dataclass
+class Result:
+    chosen: Contender
+    text: str
+    sizes: list[dict[str, int]]
+    contenders: list[Contender]
+    evaluated: int
+    rate: float
+    predicted_count: int
+    measured_count: int
+    seconds: float
+    model_first: Contender | None
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        per_size = []
+        measured = [c for c in self.contenders if c.measured and all(v is not None for v in c.measured)]
+        for i, sizes in enumerate(self.sizes):
+            best_alone = min((c.measured[i] for c in measured), default=None)
+            mine = self.chosen.measured[i] if self.chosen.measured else None
+            per_size.append(
+                {
+                    "sizes": sizes,
+                    "predicted_s": self.chosen.predicted[i] if self.chosen.predicted else None,
+                    "measured_s": mine,
+                    "loss_vs_best_alone": None if (mine is None or not best_alone) else mine / best_alone - 1.0,
+                }
+            )
+        first = self.model_first
+        return {
+            "schedules": self.chosen.schedules,
+            "origin": self.chosen.origin,
+            "per_size": per_size,
+            "candidates_evaluated": self.evaluated,
+            "candidates_per_second": self.rate,
+            "candidates_predicted": self.predicted_count,
+            "candidates_measured": self.measured_count,
+            "seconds": self.seconds,
+            "model_first_vs_best": None
+            if first is None or not first.measured or not self.chosen.measured
+            else math.exp(first.objective(first.measured) - self.chosen.objective(self.chosen.measured)),
+            "notes": self.notes,
+        }
+
+
+def tune(text: str, name: str, options: Options) -> Result:
+    from irkit.perf.hardware import hardware_of_module
+
+    t0 = time.perf_counter()
+    deadline = None if options.budget is None else t0 + options.budget
+    say = options.report
+    kernels = [read_kernel(text, name, s) for s in (options.sizes or [{}])]
+    sizes = [k.sizes for k in kernels]
+    hw = options.hw
+    if hw is None:
+        from irkit.frontend import parse_design
+
+        hw = hardware_of_module(parse_design(text, name), name)
+    machine = Machine.of(hw)
+    stats = SearchStats()
+    found: dict[str, list[Scored]] = {}
+    for i, stage in enumerate(kernels[0].stages):
+        stage_deadline = None if deadline is None else t0 + (deadline - t0) * 0.4 * (i + 1) / len(kernels[0].stages)
+        found[stage] = beam_search(
+            stage, kernels, kernels[0].reads.get(stage, ()), machine,
+            width=options.width, depth=options.depth, keep=max(options.finalists, options.rerank), seed=options.seed,
+            deadline=stage_deadline, stats=stats,
+        )  # fmt: skip
+        best = found[stage][0]
+        say(
+            f"irkit tune: stage {stage}: {stats.evaluated} candidates scored ({stats.rate:,.0f}/s), "
+            f"best screened {_ms(best.seconds)}: {best.text or '(no directives)'}"
+        )
+    contenders = _combine(text, kernels[0], found, options)
+    say(f"irkit tune: {len(contenders)} schedules to price with the full cost model")
+    try:
+        priced = _rerank(contenders, sizes, hw, name, deadline, say)
+    except KeyboardInterrupt:
+        say("irkit tune: interrupted: choosing among the schedules priced so far")
+        priced = sorted((c for c in contenders if c.predicted), key=lambda c: (c.objective(c.predicted), c.key))
+        options.measure = False
+    if not priced:
+        raise DiagnosticError([Diagnostic("error", f"{name}: no candidate schedule could be priced by the cost model")])
+    result = Result(priced[0], "", sizes, priced, stats.evaluated, stats.rate, len(priced), 0, 0.0, priced[0])
+    if options.measure:
+        try:
+            _measure(priced, sizes, hw, text, name, options, result, deadline)
+        except KeyboardInterrupt:
+            say("irkit tune: interrupted: choosing among the schedules measured so far")
+        ok = [c for c in priced if c.measured and all(v is not None for v in c.measured)]
+        if not ok:
+            raise DiagnosticError([Diagnostic("error", f"{name}: no candidate could be measured: {priced[0].error}")])
+        result.chosen = choose(ok)
+    result.text = _write(text, result)
+    result.seconds = time.perf_counter() - t0
+    return result
+
+
+def from_log(text: str, name: str, path: Path, size_sets: list[dict[str, int]], hw=None) -> Result:
+    """The best schedule the log measured for this document and host at every one of the sizes; nothing is measured."""
+    from irkit.frontend import parse_design
+    from irkit.perf.hardware import hardware_of_module
+    from irkit.sizes import document_sizes
+    from irkit.validate.suite import own_schedules, replace_schedules
+
+    module = parse_design(text, name)
+    hw = hw if hw is not None else hardware_of_module(module, name)
+    sizes = [document_sizes(module, s) for s in (size_sets or [{}])]
+    doc, host = tlog.document_hash(text), tlog.host_of(hw)
+    known = tlog.known(tlog.read_log(path), doc, host)
+    own = tlog.schedule_key(own_schedules(text))
+    by_schedule: dict[str, Contender] = {}
+    for (key, _), entry in sorted(known.items()):
+        if key not in by_schedule:
+            origin = "document" if key == own else "search"
+            by_schedule[key] = Contender(entry.schedules, replace_schedules(text, entry.schedules), origin)
+    for c in by_schedule.values():
+        rows = [known.get((c.key, tlog.sizes_key(s))) for s in sizes]
+        if all(r is not None for r in rows):
+            c.measured = [r.measured for r in rows]  # type: ignore[union-attr]
+            c.predicted = [r.predicted for r in rows]  # type: ignore[union-attr,misc]
+    ok = [c for c in by_schedule.values() if c.measured]
+    if not ok:
+        at = "; ".join(tlog.sizes_key(s) for s in sizes)
+        raise DiagnosticError(
+            [Diagnostic("error", f"{path}: no schedule of this document measured on this host at {at} "
+                        f"({len(known)} entries for it, {len(tlog.read_log(path))} in all); run `irkit tune --log {path}` first")]
+        )
+    ok.sort(key=lambda c: (c.objective(c.measured), c.key))
+    result = Result(choose(ok), "", sizes, ok, 0, 0.0, 0, 0, 0.0, None)
+    result.text = _write(text, result)
+    return result
+
+
+def choose(measured: list[Contender]) -> Contender:
+    """The measured best; those within TIE of it are ties, won by the full model's order (the list's)."""
+    best = min(c.objective(c.measured) for c in measured)
+    return next(c for c in measured if c.objective(c.measured) <= best + math.log1p(TIE))
+
+
+def _ms(seconds: tuple[float, ...] | list[float]) -> str:
+    return ", ".join(f"{s * 1e3:.3g} ms" for s in seconds)
+
+
+def _combine(text: str, kernel: KernelInfo, found: dict[str, list[Scored]], options: Options) -> list[Contender]:
+    """Stage finalists combined (best rank sums first), each temporary with every placement, and the document's own."""
+    from irkit.validate.suite import own_schedules, replace_schedules
+
+    stages = list(found)
+    per_stage = max(options.finalists, round(options.rerank ** (1.0 / max(1, len(stages)))))
+    choices = [found[s][:per_stage] for s in stages]
+    combos = sorted(itertools.product(*[list(enumerate(c)) for c in choices]), key=lambda combo: (sum(i for i, _ in combo), [i for i, _ in combo]))
+    out: dict[str, Contender] = {}
+    own = own_schedules(text)
+    if own:
+        out[tlog.schedule_key(own)] = Contender(own, text, "document")
+    out.setdefault(tlog.schedule_key({}), Contender({}, replace_schedules(text, {}), "search"))  # always legal
+    for combo in combos:
+        base = {s: choice.candidate for s, (_, choice) in zip(stages, combo)}
+        for placed in _placements(kernel, base):
+            schedules = {s: [*base[s].texts, *placed.get(s, [])] for s in stages}
+            schedules = {s: d for s, d in schedules.items() if d}
+            key = tlog.schedule_key(schedules)
+            if key not in out:
+                out[key] = Contender(schedules, replace_schedules(text, schedules), "search")
+            if len(out) >= options.rerank:
+                return list(out.values())
+    return list(out.values())
+
+
+def _placements(kernel: KernelInfo, nests: dict) -> list[dict[str, list[str]]]:
+    """Every combination of the placements the records offer each temporary (none among them)."""
+    per_temp: list[list[tuple[str, str | None]]] = []
+    for temp in sorted(kernel.temps):
+        consumers = {c: tuple(nests[c].nest.names) for c, reads in kernel.reads.items() if temp in reads and c in nests and c != temp}
+        space = Space(stage=temp, loops=tuple(nests[temp].nest.names), extents={}, consumers=consumers, temp=True)
+        texts = [DIRECTIVE_RECORDS[e["kind"]].text(e) for r in DIRECTIVE_RECORDS.values() if r.phase == PLACE for e in r.space(space)]
+        per_temp.append([(temp, None)] + [(temp, t) for t in texts])
+    out = []
+    for combo in itertools.product(*per_temp):
+        out.append({temp: [t] for temp, t in combo if t is not None})
+    return out or [{}]
+
+
+def price(text: str, sizes: list[dict[str, int]], hw) -> tuple[list[float] | None, str | None]:
+    """The full model's seconds at each size set, or why it cannot price the document (it is refused)."""
+    from irkit.perf.predict import _MODELS, predict
+
+    try:
+        return [predict(text, sizes=s, hw=hw).seconds for s in sizes], None
+    except DiagnosticError as exc:
+        return None, "; ".join(d.message for d in exc.diagnostics)[:300]
+    except Exception as exc:  # noqa: BLE001 -- a candidate the model cannot price is dropped, with why
+        return None, f"{type(exc).__name__}: {exc}"[:300]
+    finally:
+        _MODELS.clear()  # one document each: the cache would only grow
+
+
+def _rerank(contenders: list[Contender], sizes: list[dict[str, int]], hw, name: str, deadline: float | None, say) -> list[Contender]:
+    """Price every contender with the full model, two processes at a time (its analysis is Python)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    priced = []
+    workers = max(1, min(WORKERS, len(contenders)))
+    context = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        futures = [pool.submit(price, c.text, sizes, hw) for c in contenders]
+        for n, (c, f) in enumerate(zip(contenders, futures)):
+            if deadline is not None and time.perf_counter() > deadline and priced:
+                say(f"irkit tune: budget: stopped pricing after {n} of {len(contenders)}")
+                for rest in futures[n:]:
+                    rest.cancel()
+                break
+            c.predicted, c.error = f.result()
+            if c.predicted is None:
+                c.predicted = []
+                continue
+            priced.append(c)
+    priced.sort(key=lambda c: (c.objective(c.predicted), c.key))
+    refused = [c for c in contenders if c.error]
+    if refused:
+        say(f"irkit tune: {len(refused)} of {len(contenders)} refused by the checker or lowering, e.g.: {refused[0].error}")
+    if priced:
+        say(f"irkit tune: full model: best {_ms(priced[0].predicted)} ({priced[0].origin})")
+    return priced
+
+
+def _measure(priced: list[Contender], sizes, hw, text: str, name: str, options: Options, result: Result, deadline) -> None:
+    """Compile the top k (and the document's own schedule) in parallel, probe, then time them together."""
+    from irkit.tune import measure
+
+    chosen = priced[: options.top_k]
+    own = next((c for c in priced if c.origin == "document"), None)
+    if own is not None and own not in chosen:
+        chosen.append(own)
+    doc = tlog.document_hash(text)
+    host = tlog.host_of(hw)
+    known = tlog.known(tlog.read_log(options.log), doc, host) if options.log else {}
+    todo = []
+    for c in chosen:
+        logged = [known.get((c.key, tlog.sizes_key(s))) for s in sizes]
+        if all(e is not None for e in logged):
+            c.measured = [e.measured for e in logged]  # type: ignore[union-attr]
+            options.report(f"irkit tune: in the log: {_ms(c.measured)} {c.origin}: {c.key}")
+            continue
+        todo.append(c)
+    measure.measure(todo, text, name, sizes, options)
+    for c in todo:
+        if c.error is not None or not c.measured:
+            if c.error:
+                options.report(f"irkit tune: dropped ({c.error}): {c.key}")
+            continue
+        result.measured_count += 1
+        options.report(f"irkit tune: measured {_ms(c.measured)} (predicted {_ms(c.predicted)}) {c.origin}: {c.key}")
+        if options.log:
+            for s, pred, meas in zip(sizes, c.predicted, c.measured):
+                tlog.append(options.log, tlog.Entry(doc, s, c.schedules, pred, meas, c.compile_seconds, host))
+
+
+def _write(text: str, result: Result) -> str:
+    from irkit.tune.document import annotated_text, tuned_text
+
+    c = result.chosen
+    how = "irkit tune: the document's own schedule" if c.origin == "document" else "irkit tune"
+    what = f"measured {_ms(c.measured)}" if c.measured and all(v is not None for v in c.measured) else f"predicted {_ms(c.predicted)}"
+    at = "; ".join(tlog.sizes_key(s) for s in result.sizes)
+    notes = {stage: f"{how}: {what} at {at} (full model: {_ms(c.predicted)})" for stage in c.schedules}
+    notes[""] = f"{how}: no directives; {what} at {at}"
+    if c.origin == "document":
+        return annotated_text(text, notes)
+    return tuned_text(text, c.schedules, notes)
