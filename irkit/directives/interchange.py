@@ -58,6 +58,7 @@ def replay(nest, e: Entry, at: object) -> None:
     if nest.require(first, at) and nest.require(second, at):
         nest.reorder([second, first])
         nest.locs["reorder"] = e.get("loc")
+        nest.check_order(text(e), at)
 
 
 def space(s: Space) -> list[Entry]:

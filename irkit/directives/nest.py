@@ -152,6 +152,21 @@ class Nest:
         for position, name in zip(positions, names):
             self.loops[position] = by_name[name]
 
+    def check_order(self, what: str, at: object) -> None:
+        """Each loop after the loops it was split from: an inner loop's bounds use its outer loop's
+        variable, so lowering cannot move it outside (`what` is the directive, for the message)."""
+        last: dict[str, tuple[str, int]] = {}  # root -> (name, step) of its loop seen last, outermost first
+        for name, root, step in self.loops:
+            prev = last.get(root)
+            if prev is not None and prev[1] < step:
+                self.error(
+                    f"{what} would move '{prev[0]}' outside '{name}', but the bounds of '{prev[0]}' depend on '{name}'",
+                    at,
+                    prev[0],
+                )
+                return
+            last[root] = (name, step)
+
     def mark(self, loop: str, kind: str, value: object, loc: str | None) -> None:
         self.marks.setdefault(loop, {})[kind] = value
         self.locs[f"{kind}:{loop}"] = loc

@@ -53,6 +53,7 @@ def replay(nest, e: Entry, at: object) -> None:
     if all(nest.require(v, at) for v in names):
         nest.reorder(names)
         nest.locs["reorder"] = e.get("loc")
+        nest.check_order(text(e), at)
 
 
 def space(s: Space) -> list[Entry]:

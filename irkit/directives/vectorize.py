@@ -54,12 +54,13 @@ def replay(nest, e: Entry, at: object) -> None:
 
 
 def space(s: Space) -> list[Entry]:
-    """The innermost loop, at the hardware's width and at two and four times it."""
+    """The innermost loop, at the hardware's width, at two and four times it, and at a half and a
+    quarter of it (a short row of a register block: 8 pixels on 16-lane hardware)."""
     if not s.loops:
         return []
     loop = s.loops[-1]
     extent = s.extents.get(loop, 1)
-    widths = [w for w in (s.lanes, 2 * s.lanes, 4 * s.lanes) if w <= extent]
+    widths = [w for w in (s.lanes, 2 * s.lanes, 4 * s.lanes, s.lanes // 2, s.lanes // 4) if 2 <= w <= extent]
     return [{"kind": "vectorize", "loop": loop, "width": w} for w in widths]
 
 

@@ -110,11 +110,13 @@ def space_of(c: Candidate, stage: StageInfo, lanes: int, registers: int) -> Spac
     )
 
 
+def _target(e: Entry) -> tuple:
+    """What an entry acts on: its tensor (pack), else its loop."""
+    return (e["kind"], e["tensor"]) if "tensor" in e else (e["kind"], e.get("loop"))
+
+
 def _used(c: Candidate) -> set[tuple]:
-    out = set()
-    for e in c.entries:
-        out.add((e["kind"], e.get("loop"), e.get("tensor")))
-    return out
+    return {_target(e) for e in c.entries}
 
 
 def next_entries(c: Candidate, stage: StageInfo, lanes: int, registers: int) -> list[Entry]:
@@ -132,7 +134,7 @@ def next_entries(c: Candidate, stage: StageInfo, lanes: int, registers: int) -> 
         if record.phase == PLACE or (blocked and record.kind not in MAY_FOLLOW):
             continue
         for e in record.space(s):
-            if (e["kind"], e.get("loop"), e.get("tensor")) in used and e["kind"] not in ("reorder", "interchange"):
+            if _target(e) in used and e["kind"] not in ("reorder", "interchange"):
                 continue
             if e["kind"] in ONCE and e["kind"] in kinds:
                 continue
@@ -153,12 +155,15 @@ def packable(nest: Nest, stage: StageInfo, tensor: str, loop: str) -> bool:
     at = names.index(loop)
     outside = {root for _, root, _ in nest.loops[: at + 1]}
     inside = {root for _, root, _ in nest.loops[at + 1 :]}
-    for body in stage.bodies:
-        for a in body.accesses:
-            if a.tensor != tensor or a.store:
-                continue
-            for d in a.order[1:]:
-                for root, _ in a.coeffs[d]:
-                    if root in inside and root not in outside:
-                        return False
+    jammed = {root for name, root, _ in nest.loops[at + 1 :] if "unroll_jam" in nest.marks.get(name, {})}
+    reads = [a for body in stage.bodies for a in body.accesses if a.tensor == tensor and not a.store]
+    if not reads:
+        return False  # read by another stage (a padding copy), not by this one's loops
+    for a in reads:
+        for d, dim in enumerate(a.coeffs):
+            for root, _ in dim:
+                # every dimension but the layout's outermost, and any a jammed loop indexes (its
+                # remainder loop runs over what is left of the size), needs an outer loop at or outside
+                if root in inside and root not in outside and (d != a.order[0] or root in jammed):
+                    return False
     return True

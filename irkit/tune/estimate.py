@@ -62,6 +62,7 @@ class Machine:
     div_rate: dict[int, float]  # dtype bits -> divisions/s a core (vector)
     exp_rate: dict[int, float]
     l1_w: dict[int, float]  # instruction bits -> L1 bytes/s a core (loads and stores together, as calibrated)
+    parallel_overhead: float = 1.5e-6  # seconds to start and join one parallel region
 
     @classmethod
     def of(cls, hw) -> Machine:
@@ -86,6 +87,7 @@ class Machine:
             div_rate={32: float(v.get("div_f32", v["flops_f32"] / 8)), 64: float(v.get("div_f64", v["flops_f32"] / 16))},
             exp_rate={32: float(v.get("exp_f32", v["flops_f32"] / 16)), 64: float(v.get("exp_f64", v["flops_f32"] / 32))},
             l1_w=dict(levels[0].get("bandwidth_w", {simd: levels[0]["bandwidth"]})) if levels else {simd: 64.0 * float(v.get("frequency", 3e9))},
+            parallel_overhead=float(v.get("parallel_overhead", 1.5e-6)),
         )
 
     def l1(self, bits: int) -> float:
@@ -166,7 +168,17 @@ def _body_uncached(body: Body, loops: list[NestLoop], stage: StageInfo, m: Machi
     cores, share = _cores(loops, m)
     core = _core_seconds(body, loops, stage, m, points, relaxed) / share
     mem = _memory_seconds(body, loops, m, packs, cores) / share
-    return max(core, mem)
+    return max(core, mem) + _regions(loops) * m.parallel_overhead * (cores > 1)
+
+
+def _regions(loops: list[NestLoop]) -> float:
+    """Parallel regions started: one per iteration of the loops around the parallel loop."""
+    regions = 1.0
+    for lp in loops:
+        if lp.parallel:
+            return regions
+        regions *= lp.trips
+    return 0.0
 
 
 def _cores(loops: list[NestLoop], m: Machine) -> tuple[int, float]:

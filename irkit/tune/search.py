@@ -46,10 +46,16 @@ class Scored:
     seconds: tuple[float, ...] = field(compare=False, default=())
 
 
+# Each directive costs this much in the score (log seconds): between schedules the screening model
+# cannot tell apart, the shorter one wins -- a directive the model sees no effect of is as likely
+# to cost time (code size, a remainder loop) as to save it.
+DIRECTIVE_COST = 0.003
+
+
 def score(c: Candidate, kernels: list[KernelInfo], m: Machine) -> tuple[float, tuple[float, ...]]:
-    """Sum of log seconds over the sizes, and the seconds at each."""
+    """Sum of log seconds over the sizes (plus DIRECTIVE_COST a directive), and the seconds at each."""
     secs = tuple(stage_seconds(k.stages[c.stage], c.nest, m, k.relaxed) for k in kernels)
-    return sum(math.log(max(s, 1e-12)) for s in secs), secs
+    return sum(math.log(max(s, 1e-12)) for s in secs) + DIRECTIVE_COST * len(c.entries), secs
 
 
 def beam_search(
@@ -62,14 +68,18 @@ def beam_search(
     depth: int = 10,
     keep: int = 16,
     seed: int = 0,
-    max_expansions: int = 6000,
+    max_expansions: int = 16000,
     deadline: float | None = None,
     stats: SearchStats | None = None,
     progress: Callable[[SearchStats, Scored], None] | None = None,
+    workers: int = 1,
 ) -> list[Scored]:
-    """The `keep` best schedules found for `stage`, best first (the empty schedule among them if it is)."""
+    """The `keep` best schedules found for `stage`, best first (the empty schedule among them if it is).
+
+    `workers` > 1 scores each step's expansions in that many forked processes; the result is the
+    same as with one (each beam state's sample is seeded by the step and its rank, and the merged
+    expansions are ordered by score and text before anything is chosen)."""
     stats = stats if stats is not None else SearchStats()
-    rng = random.Random(seed)
     info = kernels[0].stages[stage]
     lanes = m.lanes(info.bodies[0].dtype_bits if info.bodies else 32)
     t0 = time.perf_counter()
@@ -78,45 +88,120 @@ def beam_search(
     seen = {root.key()}
     beam = [Scored(s, "", root, secs)]
     best: list[Scored] = list(beam)
-    for _ in range(depth):
-        expansions = [(b, e) for b in beam for e in next_entries(b.candidate, info, lanes, m.registers)]
-        if len(expansions) > max_expansions:
-            expansions = rng.sample(expansions, max_expansions)
-        grown: list[Scored] = []
-        for b, e in expansions:
-            c = extend(b.candidate, e, info)
-            if c is None:
-                stats.refused += 1
-                continue
-            k = c.key()
-            if k in seen:
-                continue
-            seen.add(k)
-            s, secs = score(c, kernels, m)
-            stats.evaluated += 1
-            grown.append(Scored(s, "; ".join(c.texts), c, secs))
-        if not grown:
-            break
-        grown.sort()
-        beam = _diverse(grown, width)
-        best = sorted(best + grown[: keep * 2])[: keep * 4]
-        stats.seconds = time.perf_counter() - t0
-        if progress is not None:
-            progress(stats, best[0])
-        if deadline is not None and time.perf_counter() > deadline:
-            break
+    _CONTEXT.update(kernels=kernels, machine=m, info=info, lanes=lanes)
+    pool = _pool(workers)
+    try:
+        for step in range(depth):
+            quota = max(1, max_expansions // max(1, len(beam)))
+            items = [(i, b.candidate) for i, b in enumerate(beam)]
+            jobs = [(seed, step, quota, items[w :: max(1, workers)]) for w in range(max(1, workers))]
+            results = list(pool.map(_expand, jobs)) if pool is not None else [_expand(j) for j in jobs]
+            rows = sorted(row for found, _ in results for row in found)
+            stats.refused += sum(refused for _, refused in results)
+            grown: list[Scored] = []
+            for sc, text, bi, ei, key, secs in rows:
+                if key in seen:
+                    continue
+                seen.add(key)
+                stats.evaluated += 1
+                grown.append(Scored(sc, text, _Pending(bi, ei), secs))  # type: ignore[arg-type]
+            if not grown:
+                break
+            chosen = _diverse_pending(grown, width, beam, info, seed, step, quota)
+            best = sorted(best + chosen[: keep * 2])[: keep * 4]
+            beam = chosen
+            stats.seconds = time.perf_counter() - t0
+            if progress is not None:
+                progress(stats, best[0])
+            if deadline is not None and time.perf_counter() > deadline:
+                break
+    finally:
+        if pool is not None:
+            pool.shutdown()
+        _CONTEXT.clear()
     stats.seconds = time.perf_counter() - t0
     return _diverse(sorted(best), keep)
 
 
+_CONTEXT: dict = {}  # what `_expand` needs, set before the workers fork
+
+
+@dataclass(frozen=True)
+class _Pending:
+    """An expansion scored but not rebuilt: beam state `beam` extended by its `entry`-th offer."""
+
+    beam: int
+    entry: int
+
+
+def _pool(workers: int):
+    if workers <= 1:
+        return None
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return None
+    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"))
+
+
+def _offers(c: Candidate, info, lanes: int, registers: int, seed: int, step: int, rank: int, quota: int) -> list:
+    entries = next_entries(c, info, lanes, registers)
+    if len(entries) > quota:
+        entries = random.Random(f"{seed}:{step}:{rank}").sample(entries, quota)
+    return entries
+
+
+def _expand(job) -> tuple[list[tuple], int]:
+    """Score the offers of some beam states: rows (score, text, state, offer, key, seconds), refusals."""
+    seed, step, quota, items = job
+    kernels, m, info, lanes = (_CONTEXT[k] for k in ("kernels", "machine", "info", "lanes"))
+    rows, refused = [], 0
+    for rank, cand in items:
+        local: set = set()
+        for i, e in enumerate(_offers(cand, info, lanes, m.registers, seed, step, rank, quota)):
+            c = extend(cand, e, info)
+            if c is None:
+                refused += 1
+                continue
+            key = c.key()
+            if key in local:
+                continue
+            local.add(key)
+            sc, secs = score(c, kernels, m)
+            rows.append((sc, "; ".join(c.texts), rank, i, key, secs))
+    return rows, refused
+
+
+def _diverse_pending(grown: list[Scored], n: int, beam: list[Scored], info, seed: int, step: int, quota: int) -> list[Scored]:
+    """`_diverse` over the best scored expansions, rebuilt from their beam states and offers."""
+    m, lanes = _CONTEXT["machine"], _CONTEXT["lanes"]
+    offers: dict[int, list] = {}
+    out: list[Scored] = []
+    for g in grown[: n * 4]:
+        p: _Pending = g.candidate  # type: ignore[assignment]
+        base = beam[p.beam].candidate
+        if p.beam not in offers:
+            offers[p.beam] = _offers(base, info, lanes, m.registers, seed, step, p.beam, quota)
+        c = extend(base, offers[p.beam][p.entry], info)
+        if c is not None:
+            out.append(Scored(g.score, g.text, c, g.seconds))
+    return _diverse(out, n)
+
+
+def signature(entries) -> tuple:
+    """A schedule's shape without its factors: which directive kinds act on which loops and tensors."""
+    return tuple(sorted((e["kind"], str(e.get("loop", e.get("loops"))), str(e.get("tensor"))) for e in entries))
+
+
 def _diverse(ranked: list[Scored], n: int) -> list[Scored]:
-    """The best `n`, at most half of them sharing their loop order with a better one (a beam of one
-    order's factor variants would stop exploring orders)."""
+    """The best `n`, at most a quarter of them sharing their shape (loop order and directive kinds)
+    with a better one (a beam of one shape's factor variants would stop exploring shapes)."""
     out: list[Scored] = []
     orders: dict[tuple, int] = {}
     later: list[Scored] = []
     for s in ranked:
-        order = tuple(loop[0] for loop in s.candidate.nest.loops)
+        order = (tuple(loop[0] for loop in s.candidate.nest.loops), signature(s.candidate.entries))
         if orders.get(order, 0) >= max(1, n // 4):
             later.append(s)
             continue

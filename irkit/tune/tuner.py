@@ -41,7 +41,7 @@ from irkit.tune.search import Scored, SearchStats, beam_search
 from irkit.tune.stages import KernelInfo, read_kernel
 
 TIE = 0.02  # measured times within 2% of the best are one measurement apart on this kind of host
-WORKERS = 2  # processes pricing candidates with the full model
+WORKERS = 2  # processes scoring (screening model) and pricing (full model) candidates: the cores of this machine kind
 
 
 @dataclass
@@ -149,7 +149,7 @@ def tune(text: str, name: str, options: Options) -> Result:
         found[stage] = beam_search(
             stage, kernels, kernels[0].reads.get(stage, ()), machine,
             width=options.width, depth=options.depth, keep=max(options.finalists, options.rerank), seed=options.seed,
-            deadline=stage_deadline, stats=stats,
+            deadline=stage_deadline, stats=stats, workers=WORKERS,
         )  # fmt: skip
         best = found[stage][0]
         say(
@@ -243,7 +243,7 @@ def _combine(text: str, kernel: KernelInfo, found: dict[str, list[Scored]], opti
     for combo in combos:
         base = {s: choice.candidate for s, (_, choice) in zip(stages, combo)}
         for placed in _placements(kernel, base):
-            schedules = {s: [*base[s].texts, *placed.get(s, [])] for s in stages}
+            schedules = {s: [*_placed_texts(base[s], s in placed), *placed.get(s, [])] for s in stages}
             schedules = {s: d for s, d in schedules.items() if d}
             key = tlog.schedule_key(schedules)
             if key not in out:
@@ -251,6 +251,45 @@ def _combine(text: str, kernel: KernelInfo, found: dict[str, list[Scored]], opti
             if len(out) >= options.rerank:
                 return list(out.values())
     return list(out.values())
+
+
+# A stage placed inside its consumer runs in the consumer's loops, which own the cores: its own
+# `parallel` would nest a parallel region (lowering refuses it), so a placed stage drops it.
+NOT_PLACED = frozenset({"parallel"})
+
+
+def _placed_texts(c, placed: bool) -> list[str]:
+    return [DIRECTIVE_RECORDS[e["kind"]].text(e) for e in c.entries if not (placed and e["kind"] in NOT_PLACED)]
+
+
+def distinct(ranked: list[Contender], k: int) -> list[Contender]:
+    """The best k by the full model, one per shape first: a schedule that only adds directives to a
+    chosen one, or changes its factors, is measured only when there are not k shapes.  The full
+    model often prices such variants alike, and measuring k of them would spend the measurements
+    on one idea."""
+    out: list[Contender] = []
+    shapes: set[tuple] = set()
+    for c in ranked:
+        shape = _shape(c)
+        extends = any(_extends(c, o) for o in out)
+        if shape in shapes or extends:
+            continue
+        shapes.add(shape)
+        out.append(c)
+        if len(out) == k:
+            return out
+    return out + [c for c in ranked if c not in out][: k - len(out)]
+
+
+def _shape(c: Contender) -> tuple:
+    return tuple(sorted((stage, tuple(sorted(d.split(" by ")[0] for d in dirs))) for stage, dirs in c.schedules.items()))
+
+
+def _extends(c: Contender, other: Contender) -> bool:
+    """Does `c` only add directives to `other` (stage by stage)?"""
+    return c.schedules != other.schedules and all(
+        c.schedules.get(stage, [])[: len(dirs)] == dirs for stage, dirs in other.schedules.items()
+    ) and set(other.schedules) <= set(c.schedules)
 
 
 def _placements(kernel: KernelInfo, nests: dict) -> list[dict[str, list[str]]]:
@@ -315,7 +354,7 @@ def _measure(priced: list[Contender], sizes, hw, text: str, name: str, options: 
     """Compile the top k (and the document's own schedule) in parallel, probe, then time them together."""
     from irkit.tune import measure
 
-    chosen = priced[: options.top_k]
+    chosen = distinct(priced, options.top_k)
     own = next((c for c in priced if c.origin == "document"), None)
     if own is not None and own not in chosen:
         chosen.append(own)
