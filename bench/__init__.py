@@ -3,6 +3,7 @@
     python -m bench                      # every benchmark, full sizes
     python -m bench --quick              # tiny sizes, few repeats (the smoke test)
     python -m bench --only gemm,blur --repeat 9 --out /tmp/B.md
+    python -m bench.tune                 # irkit tune vs the hand schedules and peers: TUNING.md (bench/tune.py)
 
 Each benchmark compiles a document of `bench/documents/` with irkit, runs it
 and its peers (numpy/OpenBLAS, Halide, a C STREAM kernel) once to check that
