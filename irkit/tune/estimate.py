@@ -120,6 +120,7 @@ class NestLoop(NamedTuple):
     jam: int
     unroll: int
     parallel: bool
+    constant: bool = False  # its trip count is a number in the C (a split's inner loop, a literal extent)
 
 
 def nest_loops(nest, stage: StageInfo) -> list[NestLoop]:
@@ -135,6 +136,7 @@ def nest_loops(nest, stage: StageInfo) -> list[NestLoop]:
                 name, root, step, max(1, math.ceil(rng / step)), rng,
                 int(vec) if isinstance(vec, int) and not isinstance(vec, bool) else (-1 if vec else 0),
                 int(marks.get("unroll_jam", 0) or 0), int(marks.get("unroll", 0) or 0), bool(marks.get("parallel")),
+                root in outer_step or root in stage.constant,
             )
         )
         outer_step[root] = step
@@ -196,7 +198,7 @@ def _width(body: Body, loops: list[NestLoop], m: Machine, relaxed: bool) -> int:
     copies = max((math.prod(lp.jam for lp in loops if lp.jam > 1 and a.varies(lp.root)) for a in body.accesses if a.store), default=1)
     if v.vector:
         width = lanes if v.vector < 0 else v.vector
-        explicit = v.range % width == 0 and v.range // width <= MAX_GROUPS
+        explicit = v.constant and v.range % width == 0 and v.range // width <= MAX_GROUPS
         if explicit or copies < 2:
             return width
         # the backend drops the pragma of a vector loop storing jammed rows it does not write as explicit
@@ -231,10 +233,16 @@ def _core_seconds(body: Body, loops: list[NestLoop], stage: StageInfo, m: Machin
     # outer loop only when the backend writes the innermost loop out as explicit vectors (a vectorized
     # loop of constant trip count) or gcc unrolls it completely (a short scalar loop)
     vectors = max(1.0, math.ceil(v.range * body.dtype_bits / m.simd_bits))
-    in_registers = (v.vector != 0 and v.range % max(w, 1) == 0 and v.range // max(w, 1) <= MAX_GROUPS) or (
-        w == 1 and v.range <= SHORT_LOOP
+    in_registers = v.constant and (
+        (v.vector != 0 and v.range % max(w, 1) == 0 and v.range // max(w, 1) <= MAX_GROUPS)
+        or (w == 1 and v.range <= SHORT_LOOP)
     )
-    tile = bool(jams)  # unroll_jam makes the register tile (`loop.local`) a stored value stays in
+    # unroll_jam makes the register tile (`loop.local`) a stored value stays in, when the value does
+    # not move in the loops between the jammed loop and the innermost one (they are what it jams into)
+    jam_at = [i for i, lp in enumerate(loops) if lp.jam > 1 and lp.root not in stage.reductions]
+
+    def tile(a) -> bool:
+        return any(not any(a.varies(lp.root) for lp in loops[i + 1 : -1]) for i in jam_at)
     for a in body.loads_first:
         share = math.prod(lp.jam for lp in jams if not a.varies(lp.root))  # copies that share the access
         if not a.varies(v.root):  # hoisted out of the innermost loop: once per instance of it
@@ -251,7 +259,7 @@ def _core_seconds(body: Body, loops: list[NestLoop], stage: StageInfo, m: Machin
                 if lp.trips > 1:
                     break
             regs = vectors * math.prod(lp.jam for lp in jams if a.varies(lp.root))
-            if reuse > 1 and in_registers and (tile or not a.store) and held + regs <= m.registers - 2:
+            if reuse > 1 and in_registers and (not a.store or tile(a)) and held + regs <= m.registers - 2:
                 held += regs
                 count /= reuse
         wide = a.varies(v.root) and a.unit(v.root) and w > 1

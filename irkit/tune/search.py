@@ -87,6 +87,13 @@ def beam_search(
     s, secs = score(root, kernels, m)
     seen = {root.key()}
     beam = [Scored(s, "", root, secs)]
+    for seed_c in register_blocks(root, info, lanes, m.registers, m.cores):
+        if seed_c.key() not in seen:
+            seen.add(seed_c.key())
+            sc, secs = score(seed_c, kernels, m)
+            stats.evaluated += 1
+            beam.append(Scored(sc, "; ".join(seed_c.texts), seed_c, secs))
+    beam.sort()
     best: list[Scored] = list(beam)
     _CONTEXT.update(kernels=kernels, machine=m, info=info, lanes=lanes)
     pool = _pool(workers)
@@ -187,6 +194,56 @@ def _diverse_pending(grown: list[Scored], n: int, beam: list[Scored], info, seed
         if c is not None:
             out.append(Scored(g.score, g.text, c, g.seconds))
     return _diverse(out, n)
+
+
+def register_blocks(root: Candidate, info, lanes: int, registers: int, cores: int) -> list[Candidate]:
+    """Seeds of the beam: register-blocked nests, the one shape a step-by-step search does not reach
+    (each of its steps alone makes the nest slower; together they are the micro-kernel of BLIS and
+    of Ansor's multi-level tiling rule).  For the spatial loop the output is contiguous along (the
+    vector loop, split by a vector width) and each other spatial loop (jammed by a few rows): the
+    other spatial loops outermost, the outer vector loop, the jammed loop, the reductions, the
+    vector loop innermost; the outermost spatial loop to the cores.  Built from the records'
+    entries and replayed like any other candidate, so a seed the checker refuses is not kept."""
+    stores = [a for b in info.bodies for a in b.accesses if a.store]
+    if not stores:
+        return []
+    out_access = stores[0]
+    spatial = [loop for loop in info.loops if loop not in info.reductions]
+    inner_dim = out_access.order[-1] if out_access.order else len(out_access.coeffs) - 1
+    vector_roots = [r for r, _ in out_access.coeffs[inner_dim]] if out_access.coeffs else []
+    seeds: list[Candidate] = []
+    for vroot in (r for r in vector_roots if r in spatial):
+        for width in sorted({lanes, max(2, lanes // 2)}, reverse=True):
+            if info.extents.get(vroot, 1) < 2 * width:
+                continue
+            for jam in (r for r in spatial if r != vroot):
+                for factor in (2, 4, 6, 8):
+                    if factor * 1 > registers - 4 or factor > info.extents.get(jam, 1):
+                        continue
+                    c = _block(root, info, vroot, width, jam, factor, spatial, cores)
+                    if c is not None:
+                        seeds.append(c)
+    return seeds
+
+
+def _block(root: Candidate, info, vroot: str, width: int, jam: str, factor: int, spatial: list[str], cores: int) -> Candidate | None:
+    vo, vv = f"{vroot}o", f"{vroot}v"
+    others = [loop for loop in spatial if loop not in (vroot, jam)]
+    order = [*others, vo, jam, *[loop for loop in info.loops if loop in info.reductions], vv]
+    outer = next((loop for loop in order if loop != vv and info.extents.get(loop.removesuffix("o"), 1) >= 2 * cores), order[0])
+    entries = [
+        {"kind": "split", "loop": vroot, "factor": width, "outer": vo, "inner": vv},
+        {"kind": "reorder", "loops": order},
+        {"kind": "parallel", "loop": outer},
+        {"kind": "vectorize", "loop": vv, "width": width},
+        {"kind": "unroll_jam", "loop": jam, "factor": factor},
+    ]
+    if order == root.nest.names:
+        entries.pop(1)
+    c: Candidate | None = root
+    for e in entries:
+        c = extend(c, e, info) if c is not None else None
+    return c
 
 
 def signature(entries) -> tuple:

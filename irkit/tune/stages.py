@@ -83,6 +83,7 @@ class StageInfo:
     extents: dict[str, int]
     reductions: frozenset[str]
     bodies: list[Body] = field(default_factory=list)
+    constant: frozenset[str] = frozenset()  # loops whose extent is a number in the document, not a size
 
 
 @dataclass
@@ -123,7 +124,8 @@ def read_kernel(text: str, name: str, sizes: Mapping[str, int]) -> KernelInfo:
 
     for sname, st in checker.stages.items():
         extents = {loop: int(evaluate(e, values)) for loop, e in st.extents.items()}
-        stages[sname] = StageInfo(sname, tuple(st.loops), extents, frozenset(st.reduction_loops))
+        constant = frozenset(loop for loop, e in st.extents.items() if _is_constant(e))
+        stages[sname] = StageInfo(sname, tuple(st.loops), extents, frozenset(st.reduction_loops), constant=constant)
     kernel = next(op for op in lower(module)["loop"].walk() if isinstance(op, func.FuncOp))
     reader = Reader(kernel, stream_threshold(kernel))
     top: list = []
@@ -137,6 +139,16 @@ def read_kernel(text: str, name: str, sizes: Mapping[str, int]) -> KernelInfo:
     reads = {n: tuple(st.reads) for n, st in checker.stages.items()}
     temps = frozenset(n for n, t in checker.tensors.items() if t.role.data == "temp" and n in stages)
     return KernelInfo(stages, fixed, reader.relaxed, {k: int(v) for k, v in values.items()}, reads, temps)
+
+
+def _is_constant(e) -> bool:
+    from irkit.affine_text import evaluate
+
+    try:
+        evaluate(e, {})
+    except KeyError:
+        return False
+    return True
 
 
 def _paths(loop, prefix: list) -> list[list]:
