@@ -241,6 +241,8 @@ def _core_seconds(body: Body, loops: list[NestLoop], stage: StageInfo, m: Machin
     # not move in the loops between the jammed loop and the innermost one (they are what it jams into)
     jam_at = [i for i, lp in enumerate(loops) if lp.jam > 1 and lp.root not in stage.reductions]
 
+    stored = {a.tensor for a in body.accesses if a.store}  # an accumulator's load goes with its store
+
     def tile(a) -> bool:
         return any(not any(a.varies(lp.root) for lp in loops[i + 1 : -1]) for i in jam_at)
     for a in body.loads_first:
@@ -259,7 +261,7 @@ def _core_seconds(body: Body, loops: list[NestLoop], stage: StageInfo, m: Machin
                 if lp.trips > 1:
                     break
             regs = vectors * math.prod(lp.jam for lp in jams if a.varies(lp.root))
-            if reuse > 1 and in_registers and (not a.store or tile(a)) and held + regs <= m.registers - 2:
+            if reuse > 1 and in_registers and (a.tensor not in stored or tile(a)) and held + regs <= m.registers - 2:
                 held += regs
                 count /= reuse
         wide = a.varies(v.root) and a.unit(v.root) and w > 1

@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from irkit.passes.schedule._blocking import MAY_FOLLOW
 from irkit.tune.candidate import Candidate, extend, next_entries, start
 from irkit.tune.estimate import Machine, stage_seconds
 from irkit.tune.stages import KernelInfo
@@ -193,7 +194,12 @@ def _diverse_pending(grown: list[Scored], n: int, beam: list[Scored], info, seed
         c = extend(base, offers[p.beam][p.entry], info)
         if c is not None:
             out.append(Scored(g.score, g.text, c, g.seconds))
-    return _diverse(out, n)
+    # at most half the beam for nests only packs and placements may still follow (after unroll_jam or
+    # pack): register-blocked seeds score well early and would otherwise end the search
+    closed = [g for g in out if any(e["kind"] in MAY_FOLLOW for e in g.candidate.entries)]
+    open_ = [g for g in out if not any(e["kind"] in MAY_FOLLOW for e in g.candidate.entries)]
+    kept = _diverse(closed, n // 2)
+    return sorted(kept + _diverse(open_, n - len(kept)))
 
 
 def register_blocks(root: Candidate, info, lanes: int, registers: int, cores: int) -> list[Candidate]:
@@ -218,21 +224,39 @@ def register_blocks(root: Candidate, info, lanes: int, registers: int, cores: in
                 continue
             for jam in (r for r in spatial if r != vroot):
                 for factor in (2, 4, 6, 8):
-                    if factor * 1 > registers - 4 or factor > info.extents.get(jam, 1):
+                    if factor > registers - 4 or factor > info.extents.get(jam, 1):
                         continue
-                    c = _block(root, info, vroot, width, jam, factor, spatial, cores)
-                    if c is not None:
-                        seeds.append(c)
+                    for panel in (None, *PANELS):
+                        c = _block(root, info, vroot, width, jam, factor, spatial, cores, panel)
+                        if c is not None:
+                            seeds.append(c)
     return seeds
 
 
-def _block(root: Candidate, info, vroot: str, width: int, jam: str, factor: int, spatial: list[str], cores: int) -> Candidate | None:
+PANELS = (128, 256, 512)  # splits of the longest reduction: a panel of it outside the jammed loop, for the caches
+
+
+def _block(
+    root: Candidate, info, vroot: str, width: int, jam: str, factor: int, spatial: list[str], cores: int, panel: int | None
+) -> Candidate | None:
     vo, vv = f"{vroot}o", f"{vroot}v"
     others = [loop for loop in spatial if loop not in (vroot, jam)]
-    order = [*others, vo, jam, *[loop for loop in info.loops if loop in info.reductions], vv]
+    reductions = [loop for loop in info.loops if loop in info.reductions]
+    entries: list[dict] = [{"kind": "split", "loop": vroot, "factor": width, "outer": vo, "inner": vv}]
+    panels: list[str] = []
+    if panel is not None:
+        if not reductions:
+            return None
+        longest = max(reductions, key=lambda r: info.extents.get(r, 1))
+        if info.extents.get(longest, 1) <= panel:
+            return None
+        ro, ri = f"{longest}o", f"{longest}i"
+        entries.append({"kind": "split", "loop": longest, "factor": panel, "outer": ro, "inner": ri})
+        panels = [ro]
+        reductions = [ri if r == longest else r for r in reductions]
+    order = [*others, vo, *panels, jam, *reductions, vv]
     outer = next((loop for loop in order if loop != vv and info.extents.get(loop.removesuffix("o"), 1) >= 2 * cores), order[0])
-    entries = [
-        {"kind": "split", "loop": vroot, "factor": width, "outer": vo, "inner": vv},
+    entries += [
         {"kind": "reorder", "loops": order},
         {"kind": "parallel", "loop": outer},
         {"kind": "vectorize", "loop": vv, "width": width},
@@ -252,14 +276,14 @@ def signature(entries) -> tuple:
 
 
 def _diverse(ranked: list[Scored], n: int) -> list[Scored]:
-    """The best `n`, at most a quarter of them sharing their shape (loop order and directive kinds)
+    """The best `n`, at most an eighth of them sharing their shape (loop order and directive kinds)
     with a better one (a beam of one shape's factor variants would stop exploring shapes)."""
     out: list[Scored] = []
     orders: dict[tuple, int] = {}
     later: list[Scored] = []
     for s in ranked:
         order = (tuple(loop[0] for loop in s.candidate.nest.loops), signature(s.candidate.entries))
-        if orders.get(order, 0) >= max(1, n // 4):
+        if orders.get(order, 0) >= max(1, n // 8):
             later.append(s)
             continue
         orders[order] = orders.get(order, 0) + 1
