@@ -311,13 +311,26 @@ def price(text: str, sizes: list[dict[str, int]], hw) -> tuple[list[float] | Non
     from irkit.perf.predict import _MODELS, predict
 
     try:
-        return [predict(text, sizes=s, hw=hw).seconds for s in sizes], None
+        seconds = [predict(text, sizes=s, hw=hw).seconds for s in sizes]
+        problem = unverified(text)
+        return (None, problem) if problem else (seconds, None)
     except DiagnosticError as exc:
         return None, "; ".join(d.message for d in exc.diagnostics)[:300]
     except Exception as exc:  # noqa: BLE001 -- a candidate the model cannot price is dropped, with why
         return None, f"{type(exc).__name__}: {exc}"[:300]
     finally:
         _MODELS.clear()  # one document each: the cache would only grow
+
+
+def unverified(text: str) -> str | None:
+    """Why `irkit verify` does not accept the document's generated code (None: it does).  The tuner
+    writes only schedules that verify: its output is reviewed like any document."""
+    from irkit.frontend import parse_design
+    from irkit.raising.verify import compare_modules, lowered_loops
+
+    design = parse_design(text, "<candidate>")
+    errors = [d for d in compare_modules(design, lowered_loops(design)) if d.severity == "error"]
+    return f"irkit verify: {errors[0].message}"[:300] if errors else None
 
 
 def _rerank(contenders: list[Contender], sizes: list[dict[str, int]], hw, name: str, deadline: float | None, say) -> list[Contender]:
