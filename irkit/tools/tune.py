@@ -104,9 +104,22 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"--{flag.replace('_', '-')} must be at least 1, got {value}")
     hw = load_hardware(args.hw, document=Path(args.file)) if args.hw else None
 
+    tty = sys.stderr.isatty()
+    status = {"shown": False}
+
     def say(line: str) -> None:
+        if status["shown"]:
+            sys.stderr.write("\r\x1b[K")
+            status["shown"] = False
         sys.stderr.write(line + "\n")
         sys.stderr.flush()
+
+    def progress(line: str) -> None:
+        """A terminal gets one status line rewritten in place; a log gets nothing (`say` reports each stage)."""
+        if tty:
+            sys.stderr.write("\r\x1b[K" + line[: 150])
+            sys.stderr.flush()
+            status["shown"] = True
 
     if args.from_log:
         result = tuner.from_log(text, name, Path(args.from_log), sets, hw)
@@ -121,6 +134,7 @@ def run(args: argparse.Namespace) -> int:
             log=Path(args.log) if args.log else None,
             cflags=args.cflags.split() if args.cflags else None,
             report=say,
+            progress=progress,
         )
         if args.quick:
             from irkit.validate.measure import QUICK_PLAN

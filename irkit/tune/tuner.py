@@ -61,6 +61,7 @@ class Options:
     cflags: list[str] | None = None
     log: Path | None = None
     report: Callable[[str], None] = lambda line: None
+    progress: Callable[[str], None] = lambda line: None  # a status line that changes (a terminal rewrites it)
 
 
 @dataclass
@@ -150,6 +151,9 @@ def tune(text: str, name: str, options: Options) -> Result:
             stage, kernels, kernels[0].reads.get(stage, ()), machine,
             width=options.width, depth=options.depth, keep=max(options.finalists, options.rerank), seed=options.seed,
             deadline=stage_deadline, stats=stats, workers=WORKERS,
+            progress=lambda st, best, stage=stage: options.progress(
+                f"irkit tune: stage {stage}: {st.evaluated:,} scored ({st.rate:,.0f}/s), best screened {_ms(best.seconds)}"
+            ),
         )  # fmt: skip
         best = found[stage][0]
         say(
