@@ -280,7 +280,7 @@ def _core_seconds(body: Body, loops: list[NestLoop], stage: StageInfo, m: Machin
         chains = 1.0
         for a in acc[:1]:
             if a.varies(v.root):
-                chains = w * max(1, v.trips if v.vector else 1)
+                chains = max(w, v.range)  # every element of the innermost loop is its own chain
             elif w > 1:
                 chains = w  # a vectorised reduction: one chain per lane
             chains *= math.prod(lp.jam for lp in jams if a.varies(lp.root)) or 1
