@@ -83,6 +83,7 @@ class StageInfo:
     extents: dict[str, int]
     reductions: frozenset[str]
     bodies: list[Body] = field(default_factory=list)
+    constant: frozenset[str] = frozenset()  # loops whose extent is a number in the document, not a size
 
 
 @dataclass
@@ -119,11 +120,12 @@ def read_kernel(text: str, name: str, sizes: Mapping[str, int]) -> KernelInfo:
     checker.run()
     values = {**checker.defaults, **dict(sizes)}
     stages: dict[str, StageInfo] = {}
-    from irkit.affine_text import evaluate
+    from irkit.affine_text import Const, evaluate
 
     for sname, st in checker.stages.items():
         extents = {loop: int(evaluate(e, values)) for loop, e in st.extents.items()}
-        stages[sname] = StageInfo(sname, tuple(st.loops), extents, frozenset(st.reduction_loops))
+        constant = frozenset(loop for loop, e in st.extents.items() if isinstance(e, Const))
+        stages[sname] = StageInfo(sname, tuple(st.loops), extents, frozenset(st.reduction_loops), constant=constant)
     kernel = next(op for op in lower(module)["loop"].walk() if isinstance(op, func.FuncOp))
     reader = Reader(kernel, stream_threshold(kernel))
     top: list = []
