@@ -28,13 +28,38 @@ ONCE = frozenset({"unroll_jam", "parallel", "vectorize"})
 
 
 class Probe(Nest):
-    """A nest whose replays record the first refusal instead of a diagnostic."""
+    """A nest whose replays record the first refusal instead of a diagnostic, and which loops the
+    bounds of each split loop use (the names-only nest does not say; lowering refuses a loop moved
+    outside one of them: `reorder ji, jo` after `split j by 16 -> jo, ji`)."""
 
     refused: str | None = None
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.deps: dict[str, frozenset[str]] = {}  # loop -> the loops its bounds use
 
     def error(self, message: str, at: object, focus: str | None = None) -> None:
         if self.refused is None:
             self.refused = message
+
+    def split(self, old: list[str], outer: list[str], inner: list[str], factors: list[int], at: object, verb: str) -> None:
+        super().split(old, outer, inner, factors, at, verb)
+        for v, o, i in zip(old, outer, inner):
+            above = self.deps.pop(v, frozenset())
+            for w, used in list(self.deps.items()):
+                if v in used:  # a loop inside `v` now runs within its inner part
+                    self.deps[w] = (used - {v}) | {i}
+            self.deps[o] = above
+            self.deps[i] = above | {o}
+
+    def bounds_outside(self) -> str | None:
+        """Why some loop runs outside a loop its bounds use, if one does."""
+        at = {name: k for k, name in enumerate(self.names)}
+        for loop, used in sorted(self.deps.items()):
+            for u in sorted(used):
+                if loop in at and u in at and at[u] > at[loop]:
+                    return f"'{loop}' would run outside '{u}', but the bounds of '{loop}' depend on '{u}'"
+        return None
 
     def copy(self) -> Probe:
         new = Probe.__new__(Probe)
@@ -46,6 +71,7 @@ class Probe(Nest):
         new.locs = dict(self.locs)
         new.packs = dict(self.packs)
         new.vectorized = list(self.vectorized)
+        new.deps = dict(self.deps)
         new.diags = []
         new.refused = None
         return new
@@ -77,15 +103,21 @@ def start(stage: StageInfo, reads: tuple[str, ...]) -> Candidate:
 
 def extend(c: Candidate, entry: Entry, stage: StageInfo | None = None) -> Candidate | None:
     """`c` with one more directive, or None when its record (or the final-nest check) refuses it there,
-    or when lowering would (`packable`, which needs the stage's accesses)."""
+    or when lowering would: a loop moved outside a loop its bounds use (`Probe.bounds_outside`), a
+    pack it cannot make (`packable`, which needs the stage's accesses), an `unroll_jam` of a loop
+    with a pack at it or inside it (`_packed_inside`)."""
     record = DIRECTIVE_RECORDS.get(entry["kind"])
     if record is None:
         return None
     if entry["kind"] == "pack" and stage is not None and not packable(c.nest, stage, entry["tensor"], entry["loop"]):
         return None
+    if entry["kind"] == "unroll_jam" and _packed_inside(c.nest, entry["loop"]):
+        return None
     nest = c.nest.copy()
     record.replay(nest, entry, entry)
     check_final(nest)
+    if nest.refused is None:
+        nest.refused = nest.bounds_outside()
     if nest.refused is not None:
         return None
     return Candidate(c.stage, (*c.entries, entry), nest)
@@ -144,26 +176,46 @@ def next_entries(c: Candidate, stage: StageInfo, lanes: int, registers: int) -> 
     return out
 
 
+def _packed_inside(nest: Nest, loop: str) -> bool:
+    """Is a tensor packed at `loop` or inside it?  Lowering packs in document order, so an
+    `unroll_jam` of that loop after the pack meets the copy loop beside the compute loop: not one
+    nest to jam into (the other order is fine, as in examples/gemm.design)."""
+    names = nest.names
+    return loop in names and any(at in names and names.index(at) >= names.index(loop) for at in nest.packs.values())
+
+
 def packable(nest: Nest, stage: StageInfo, tensor: str, loop: str) -> bool:
     """Would `pack TENSOR at LOOP` lower?  The pack pass copies the tile of the tensor the loops inside
     LOOP read; that tile must have a constant extent in every dimension but the outermost of the
     layout, so each stage loop indexing those dimensions must have a loop at or outside LOOP (the
-    loops inside then run over its step, not over a size)."""
+    loops inside then run over its step, not over a size).  The one extent that may depend on the
+    sizes must also be the outermost part of the packed copy, which is ordered by the loops inside
+    LOOP: that stage loop's loop must come first of those that may index the tensor (a loop the
+    stage's bodies do not show, as an unrolled constant one, may)."""
     names = nest.names
     if loop not in names:
         return False
     at = names.index(loop)
     outside = {root for _, root, _ in nest.loops[: at + 1]}
     inside = {root for _, root, _ in nest.loops[at + 1 :]}
-    jammed = {root for name, root, _ in nest.loops[at + 1 :] if "unroll_jam" in nest.marks.get(name, {})}
-    reads = [a for body in stage.bodies for a in body.accesses if a.tensor == tensor and not a.store]
-    if not reads:
-        return False  # read by another stage (a padding copy), not by this one's loops
-    for a in reads:
-        for d, dim in enumerate(a.coeffs):
-            for root, _ in dim:
-                # every dimension but the layout's outermost, and any a jammed loop indexes (its
-                # remainder loop runs over what is left of the size), needs an outer loop at or outside
-                if root in inside and root not in outside and (d != a.order[0] or root in jammed):
+    loads = [a for body in stage.bodies for a in body.accesses if a.tensor == tensor and not a.store]
+    if not loads:
+        return False  # the loops load another buffer (conv2d's padded copy of its input): nothing to pack
+    for a in loads:
+        for d in a.order[1:]:
+            for root, _ in a.coeffs[d]:
+                if root in inside and root not in outside:
                     return False
+    indexing = {root for a in loads for dim in a.coeffs for root, _ in dim}
+    jammed = {root for name, root, _ in nest.loops[at + 1 :] if "unroll_jam" in nest.marks.get(name, {})}
+    if any(root in indexing and root not in outside for root in jammed):
+        return False  # a jammed loop's remainder runs over what is left of a size: no constant window
+    unseen = set(stage.loops) - {root for body in stage.bodies for root in body.roots}
+    sized = {root for root in indexing & inside if root not in outside and root not in stage.constant}
+    if len(sized) > 1:
+        return False
+    if sized:
+        first = next(r for _, r, _ in nest.loops[at + 1 :] if r in indexing or r in unseen)
+        if first not in sized:
+            return False
     return True

@@ -32,8 +32,10 @@ def annotated_text(text: str, notes: dict[str, str]) -> str:
     """`text` unchanged but for a note line above each schedule block (the document's own schedule won)."""
     out, pos = [], 0
     for block in schedule_blocks(text):
-        start = text.find("schedule", block.start)
-        line = text.rfind("\n", 0, start) + 1
+        line = block.start  # the comment lines above the block start here: the note goes below them
+        while text[line:].lstrip(" \t").startswith("#"):
+            line = text.find("\n", line) + 1
+        start = text.find("schedule", line)
         indent = text[line:start]
         out.append(text[pos:line])
         if notes.get(block.stage):

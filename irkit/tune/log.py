@@ -4,9 +4,12 @@ A line holds the document's hash (its text without schedule blocks, so the
 tuned document and the one it came from share it), the sizes, the schedule
 (stage -> directives) and its text, the predicted and measured seconds, the
 compile time, and the host's fingerprint (CPU, ISA, the hardware
-description's hash).  `irkit tune --log FILE` reads it first: a candidate
-already measured for this document, these sizes and this host is not
-measured again, and `--from-log` picks the best known schedule without
+description's hash).  A candidate the measurement dropped (it did not
+compile, its result was wrong, or its probe was far slower than the
+fastest) has a line too, with `"measured": null` and the `"error"`.
+`irkit tune --log FILE` reads it first: a candidate already measured (or
+dropped) for this document, these sizes and this host is not measured
+again, and `--from-log` picks the best known schedule without
 measuring anything.  Lines from other documents or hosts are kept and
 ignored; a line that is not JSON is reported with its line number.
 """
@@ -54,15 +57,17 @@ class Entry:
     sizes: dict[str, int]
     schedules: dict[str, list[str]]
     predicted: float | None
-    measured: float
+    measured: float | None  # None: dropped, for `error`
     compile_seconds: float
     host: dict
+    error: str | None = None
 
     @property
     def schedule(self) -> str:
         return schedule_key(self.schedules)
 
     def to_json(self) -> dict:
+        extra = {} if self.error is None else {"error": self.error}
         return {
             "document": self.document,
             "sizes": self.sizes,
@@ -72,6 +77,7 @@ class Entry:
             "measured": self.measured,
             "compile_seconds": self.compile_seconds,
             "host": self.host,
+            **extra,
         }
 
 
@@ -91,9 +97,10 @@ def read_log(path: Path) -> list[Entry]:
                     {k: int(v) for k, v in row["sizes"].items()},
                     {k: [str(d) for d in v] for k, v in row["schedules"].items()},
                     None if row.get("predicted") is None else float(row["predicted"]),
-                    float(row["measured"]),
+                    None if row["measured"] is None else float(row["measured"]),
                     float(row.get("compile_seconds", 0.0)),
                     dict(row.get("host", {})),
+                    None if row.get("error") is None else str(row["error"]),
                 )
             )
         except (ValueError, KeyError, TypeError, AttributeError) as exc:

@@ -205,7 +205,7 @@ def from_log(text: str, name: str, path: Path, size_sets: list[dict[str, int]], 
             by_schedule[key] = Contender(entry.schedules, replace_schedules(text, entry.schedules), origin)
     for c in by_schedule.values():
         rows = [known.get((c.key, tlog.sizes_key(s))) for s in sizes]
-        if all(r is not None for r in rows):
+        if all(r is not None and r.measured is not None for r in rows):  # not dropped
             c.measured = [r.measured for r in rows]  # type: ignore[union-attr]
             c.predicted = [r.predicted for r in rows]  # type: ignore[union-attr,misc]
     ok = [c for c in by_schedule.values() if c.measured]
@@ -215,7 +215,7 @@ def from_log(text: str, name: str, path: Path, size_sets: list[dict[str, int]], 
             [Diagnostic("error", f"{path}: no schedule of this document measured on this host at {at} "
                         f"({len(known)} entries for it, {len(tlog.read_log(path))} in all); run `irkit tune --log {path}` first")]
         )
-    ok.sort(key=lambda c: (c.objective(c.measured), c.key))
+    ok.sort(key=lambda c: (c.objective(c.predicted), c.key))  # the full model's order, as `tune` breaks ties
     result = Result(choose(ok), "", sizes, ok, 0, 0.0, 0, 0, 0.0, None)
     result.text = _write(text, result)
     return result
@@ -382,6 +382,11 @@ def _measure(priced: list[Contender], sizes, hw, text: str, name: str, options: 
     for c in chosen:
         logged = [known.get((c.key, tlog.sizes_key(s))) for s in sizes]
         if all(e is not None for e in logged):
+            dropped = next((e for e in logged if e.measured is None), None)  # type: ignore[union-attr]
+            if dropped is not None:
+                c.error = dropped.error or "dropped"
+                options.report(f"irkit tune: in the log: dropped ({c.error}): {c.key}")
+                continue
             c.measured = [e.measured for e in logged]  # type: ignore[union-attr]
             options.report(f"irkit tune: in the log: {_ms(c.measured)} {c.origin}: {c.key}")
             continue
@@ -391,6 +396,9 @@ def _measure(priced: list[Contender], sizes, hw, text: str, name: str, options: 
         if c.error is not None or not c.measured:
             if c.error:
                 options.report(f"irkit tune: dropped ({c.error}): {c.key}")
+                if options.log:  # so that a resumed run does not try it again
+                    for s, pred in zip(sizes, c.predicted):
+                        tlog.append(options.log, tlog.Entry(doc, s, c.schedules, pred, None, c.compile_seconds, host, c.error))
             continue
         result.measured_count += 1
         options.report(f"irkit tune: measured {_ms(c.measured)} (predicted {_ms(c.predicted)}) {c.origin}: {c.key}")
