@@ -317,7 +317,7 @@ def _memory_uncached(body: Body, loops: list[NestLoop], m: Machine, packs: dict,
             table = shapes[line] = [
                 [_lines(a, spans[d], line, packed_at.get(a.tensor, n) < d) for d in range(n + 1)] for a in accesses
             ]
-        traffic = _traffic(accesses, table, moves, n, size, line, ways, packed_at)
+        traffic = _traffic(accesses, table, moves, n, size, line, ways, packed_at, loops)
         bw = next_bw if next_bw is not m.dram_core else (m.dram_all / cores if cores > 1 else m.dram_core)
         times.append((traffic / cores / bw, overlap))
     if not times:
@@ -373,7 +373,7 @@ def _lines(a: Access, spans: dict[str, int], line: float, contiguous: bool) -> t
     return float(rows), math.ceil(extent[inner] * a.elem / line)
 
 
-def _traffic(accesses, table, moves, n: int, size: float, line: float, ways: int, packed_at: dict) -> float:
+def _traffic(accesses, table, moves, n: int, size: float, line: float, ways: int, packed_at: dict, loops=()) -> float:
     """Bytes the level below serves: each access's lines at the outermost depth whose working set
     fits, times the trips of the loops around it that move the access."""
     fit = n - 1  # the innermost loop streams: a line at a time of each access, whatever it spans
@@ -390,8 +390,11 @@ def _traffic(accesses, table, moves, n: int, size: float, line: float, ways: int
         rows, per_row = shape[fit]
         lines = rows * per_row
         out += lines * line * move[fit] * (2 if a.store else 1)
-        if a.tensor in packed_at:  # the copy: read once from where it lives, written once into the buffer
-            out += lines * line * 0.5
+        at = packed_at.get(a.tensor)
+        if at is not None:  # the copy, made at every iteration of its loop: the tile read and written once
+            tile_rows, tile_per_row = shape[at + 1]
+            copies = math.prod(lp.trips for lp in loops[: at + 1])
+            out += 2.0 * tile_rows * tile_per_row * line * copies
     return out
 
 

@@ -88,7 +88,7 @@ def beam_search(
     s, secs = score(root, kernels, m)
     seen = {root.key()}
     beam = [Scored(s, "", root, secs)]
-    for seed_c in register_blocks(root, info, lanes, m.registers, m.cores):
+    for seed_c in [*register_blocks(root, info, lanes, m.registers, m.cores), *cache_tiles(root, info, m.cores)]:
         if seed_c.key() not in seen:
             seen.add(seed_c.key())
             sc, secs = score(seed_c, kernels, m)
@@ -230,6 +230,33 @@ def register_blocks(root: Candidate, info, lanes: int, registers: int, cores: in
                         c = _block(root, info, vroot, width, jam, factor, spatial, cores, panel)
                         if c is not None:
                             seeds.append(c)
+    return seeds
+
+
+TILES = ((8, 256), (32, 256), (32, 512), (64, 512))  # rows x columns of the cache tiles seeded
+
+
+def cache_tiles(root: Candidate, info, cores: int) -> list[Candidate]:
+    """Seeds of the beam: the two innermost spatial loops tiled (the outer tile loop to the cores),
+    which the screening model, pricing each stage alone, sees no gain in; they are the loops a
+    producer stage can be computed at (`compute_at`), which the full model prices."""
+    spatial = [loop for loop in info.loops if loop not in info.reductions]
+    if len(spatial) < 2:
+        return []
+    a, b = spatial[-2], spatial[-1]
+    seeds = []
+    for fa, fb in TILES:
+        if fa >= info.extents.get(a, 1) or fb >= info.extents.get(b, 1):
+            continue
+        entries = [
+            {"kind": "tile", "loops": [a, b], "factors": [fa, fb], "outer": [f"{a}o", f"{b}o"], "inner": [f"{a}i", f"{b}i"]},
+            {"kind": "parallel", "loop": f"{a}o"},
+        ]
+        c: Candidate | None = root
+        for e in entries:
+            c = extend(c, e, info) if c is not None else None
+        if c is not None:
+            seeds.append(c)
     return seeds
 
 

@@ -237,7 +237,7 @@ def _combine(text: str, kernel: KernelInfo, found: dict[str, list[Scored]], opti
 
     stages = list(found)
     per_stage = max(options.finalists, round(options.rerank ** (1.0 / max(1, len(stages)))))
-    choices = [found[s][:per_stage] for s in stages]
+    choices = [_shapes_first(found[s], per_stage) for s in stages]
     combos = sorted(itertools.product(*[list(enumerate(c)) for c in choices]), key=lambda combo: (sum(i for i, _ in combo), [i for i, _ in combo]))
     out: dict[str, Contender] = {}
     own = own_schedules(text)
@@ -264,6 +264,22 @@ NOT_PLACED = frozenset({"parallel"})
 
 def _placed_texts(c, placed: bool) -> list[str]:
     return [DIRECTIVE_RECORDS[e["kind"]].text(e) for e in c.entries if not (placed and e["kind"] in NOT_PLACED)]
+
+
+def _shapes_first(ranked: list[Scored], n: int) -> list[Scored]:
+    """The best `n` of a stage, one per shape (directive kinds and loops, factors aside) first: the
+    screening model prices each stage alone, so the shapes that only pay off combined with the other
+    stages (a tile a producer is computed at) must reach the full model."""
+    from irkit.tune.search import signature
+
+    out, seen = [], set()
+    for s in ranked:
+        sig = signature(s.candidate.entries)
+        if sig not in seen:
+            seen.add(sig)
+            out.append(s)
+    out += [s for s in ranked if s not in out]
+    return sorted(out[:n], key=ranked.index)
 
 
 def distinct(ranked: list[Contender], k: int) -> list[Contender]:
