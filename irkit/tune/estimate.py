@@ -40,7 +40,11 @@ from irkit.tune.stages import Access, Body, StageInfo
 LOOP_CYCLES = 2.0  # instructions of loop control per iteration of the innermost loop (increment, compare-branch)
 ISSUE_WIDTH = 4.0
 MEMO_LIMIT = 200_000  # entries of each memo table before it is cleared
-SHORT_LOOP = 8  # a scalar loop of at most this many iterations gcc unrolls completely  # instructions the front end issues a cycle
+SHORT_LOOP = 8
+# gcc's own vectorisation of a loop without irkit's pragma or explicit vectors is priced this much
+# slower: gcc versions it for aliasing and peels for alignment, and the full model's figures for a
+# directive-vectorised loop are the calibrated ones
+AUTO_VECTOR = 1.1  # a scalar loop of at most this many iterations gcc unrolls completely  # instructions the front end issues a cycle
 
 
 _L1: dict[tuple[int, int], float] = {}
@@ -210,12 +214,14 @@ def _width(body: Body, loops: list[NestLoop], m: Machine, relaxed: bool) -> int:
     if v.step == 1 and v.trips >= lanes and all(a.unit(v.root) for a in body.accesses):
         if body.chain and not relaxed and not any(a.store and a.varies(v.root) for a in body.accesses):
             return 1
-        return lanes
+        return -lanes  # negative: gcc's own vectorisation (see AUTO_VECTOR)
     return 1
 
 
 def _core_seconds(body: Body, loops: list[NestLoop], stage: StageInfo, m: Machine, points: int, relaxed: bool) -> float:
     w = _width(body, loops, m, relaxed)
+    auto = AUTO_VECTOR if w < 0 else 1.0
+    w = abs(w)
     v = loops[-1]
     # a jammed copy of a reduction loop updates the same accumulator as the others: no register
     # block, just a longer body (what `unroll` gives)
@@ -285,7 +291,7 @@ def _core_seconds(body: Body, loops: list[NestLoop], stage: StageInfo, m: Machin
                 chains = w  # a vectorised reduction: one chain per lane
             chains *= math.prod(lp.jam for lp in jams if a.varies(lp.root)) or 1
         chain = points * body.chain * m.fp_latency / (chains * m.frequency)
-    return max(fp, mem, chain, front)
+    return max(fp, mem, chain, front) * auto
 
 
 _MEMORY: dict[tuple, float] = {}  # candidates that differ only in marks share their memory time

@@ -252,7 +252,7 @@ def _combine(text: str, kernel: KernelInfo, found: dict[str, list[Scored]], opti
             key = tlog.schedule_key(schedules)
             if key not in out:
                 out[key] = Contender(schedules, replace_schedules(text, schedules), "search")
-            if len(out) >= options.rerank:
+            if len(out) >= options.rerank * len(stages):  # each stage's shapes, and the placements between them
                 return list(out.values())
     return list(out.values())
 
