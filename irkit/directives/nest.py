@@ -60,6 +60,7 @@ class Nest:
         self.packs: dict[str, str] = {}  # tensor -> the loop its packed copy is made in
         self.where: tuple[str, str] | None = None  # compute_at (stage, loop)
         self.vectorized: list[tuple[str, object]] = []  # (loop, where): checked against the final nest
+        self.deps: dict[str, frozenset[str]] = {}  # split loop -> the loops its bounds use
 
     # --- the loops -----------------------------------------------------------------------------
 
@@ -145,6 +146,12 @@ class Nest:
                 self.reductions |= {n for n in new_names if n.startswith(v) or len(old) == 1}
         for v, o, i in zip(old, outer, inner):
             self._move_marks(v, o, i)
+            above = self.deps.pop(v, frozenset())
+            for w, used in list(self.deps.items()):
+                if v in used:  # a loop inside `v` now runs within its inner part
+                    self.deps[w] = (used - {v}) | {i}
+            self.deps[o] = above
+            self.deps[i] = above | {o}
 
     def reorder(self, names: list[str]) -> None:
         positions = sorted(self.names.index(v) for v in names)
@@ -152,20 +159,22 @@ class Nest:
         for position, name in zip(positions, names):
             self.loops[position] = by_name[name]
 
+    def bounds_outside(self) -> tuple[str, str] | None:
+        """(loop, a loop its bounds use that now runs inside it), if the order has one."""
+        at = {name: k for k, name in enumerate(self.names)}
+        for loop, used in sorted(self.deps.items()):
+            for u in sorted(used):
+                if loop in at and u in at and at[u] > at[loop]:
+                    return loop, u
+        return None
+
     def check_order(self, what: str, at: object) -> None:
-        """Each loop after the loops it was split from: an inner loop's bounds use its outer loop's
-        variable, so lowering cannot move it outside (`what` is the directive, for the message)."""
-        last: dict[str, tuple[str, int]] = {}  # root -> (name, step) of its loop seen last, outermost first
-        for name, root, step in self.loops:
-            prev = last.get(root)
-            if prev is not None and prev[1] < step:
-                self.error(
-                    f"{what} would move '{prev[0]}' outside '{name}', but the bounds of '{prev[0]}' depend on '{name}'",
-                    at,
-                    prev[0],
-                )
-                return
-            last[root] = (name, step)
+        """Each split loop inside the loops its bounds use (`split k by 4 -> ko, ki`: ki runs from ko
+        to ko + 4), as lowering needs; `what` is the directive, for the message."""
+        bad = self.bounds_outside()
+        if bad is not None:
+            loop, used = bad
+            self.error(f"{what} would move '{loop}' outside '{used}', but the bounds of '{loop}' depend on '{used}'", at, loop)
 
     def mark(self, loop: str, kind: str, value: object, loc: str | None) -> None:
         self.marks.setdefault(loop, {})[kind] = value

@@ -28,38 +28,13 @@ ONCE = frozenset({"unroll_jam", "parallel", "vectorize"})
 
 
 class Probe(Nest):
-    """A nest whose replays record the first refusal instead of a diagnostic, and which loops the
-    bounds of each split loop use (the names-only nest does not say; lowering refuses a loop moved
-    outside one of them: `reorder ji, jo` after `split j by 16 -> jo, ji`)."""
+    """A nest whose replays record the first refusal instead of a diagnostic."""
 
     refused: str | None = None
-
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self.deps: dict[str, frozenset[str]] = {}  # loop -> the loops its bounds use
 
     def error(self, message: str, at: object, focus: str | None = None) -> None:
         if self.refused is None:
             self.refused = message
-
-    def split(self, old: list[str], outer: list[str], inner: list[str], factors: list[int], at: object, verb: str) -> None:
-        super().split(old, outer, inner, factors, at, verb)
-        for v, o, i in zip(old, outer, inner):
-            above = self.deps.pop(v, frozenset())
-            for w, used in list(self.deps.items()):
-                if v in used:  # a loop inside `v` now runs within its inner part
-                    self.deps[w] = (used - {v}) | {i}
-            self.deps[o] = above
-            self.deps[i] = above | {o}
-
-    def bounds_outside(self) -> str | None:
-        """Why some loop runs outside a loop its bounds use, if one does."""
-        at = {name: k for k, name in enumerate(self.names)}
-        for loop, used in sorted(self.deps.items()):
-            for u in sorted(used):
-                if loop in at and u in at and at[u] > at[loop]:
-                    return f"'{loop}' would run outside '{u}', but the bounds of '{loop}' depend on '{u}'"
-        return None
 
     def copy(self) -> Probe:
         new = Probe.__new__(Probe)
@@ -103,7 +78,7 @@ def start(stage: StageInfo, reads: tuple[str, ...]) -> Candidate:
 
 def extend(c: Candidate, entry: Entry, stage: StageInfo | None = None) -> Candidate | None:
     """`c` with one more directive, or None when its record (or the final-nest check) refuses it there,
-    or when lowering would: a loop moved outside a loop its bounds use (`Probe.bounds_outside`), a
+    or when lowering would: a loop moved outside a loop its bounds use (`Nest.bounds_outside`), a
     pack it cannot make (`packable`, which needs the stage's accesses), an `unroll_jam` of a loop
     with a pack at it or inside it (`_packed_inside`)."""
     record = DIRECTIVE_RECORDS.get(entry["kind"])
@@ -116,8 +91,8 @@ def extend(c: Candidate, entry: Entry, stage: StageInfo | None = None) -> Candid
     nest = c.nest.copy()
     record.replay(nest, entry, entry)
     check_final(nest)
-    if nest.refused is None:
-        nest.refused = nest.bounds_outside()
+    if nest.refused is None and nest.bounds_outside() is not None:
+        nest.refused = "a loop runs outside a loop its bounds use"
     if nest.refused is not None:
         return None
     return Candidate(c.stage, (*c.entries, entry), nest)

@@ -14,12 +14,10 @@ import sys
 import textwrap
 from pathlib import Path
 
-import numpy as np
 import pytest
+from oracle_agreement import agrees_with_the_oracle
 
-import irkit
 from irkit.frontend import parse_design
-from irkit.oracle import compare, reduction_lengths
 from irkit.perf.hardware import hardware_of_module
 from irkit.tune import tuner
 from irkit.tune.estimate import Machine
@@ -47,17 +45,6 @@ def one_core():
     hw = load_hardware("generic")
     return dataclasses.replace(hw, values={**hw.values, "cores": 1})
 
-
-def agrees_with_the_oracle(text: str, sizes: dict[str, int], seed: int = 3) -> None:
-    kernel = irkit.compile(text, name="tuned.design")
-    inputs = kernel.random_inputs(sizes, seed=seed)
-    with np.errstate(all="ignore"):
-        got = kernel(sizes, **inputs)
-        expected = kernel.reference(inputs, sizes)
-    lengths = reduction_lengths(kernel.levels["design"], kernel.resolve_sizes(sizes))
-    for name, value in expected.items():
-        report = compare(got[name], value, value.dtype, lengths.get(name, 1))
-        assert report.ok, f"{name} at {sizes}: {report}\n{text}"
 
 
 def lines(path: Path) -> list[str]:
@@ -265,7 +252,7 @@ def test_a_plugins_named_operation_is_tuned():
         load_plugin(sys.argv[1])
         sys.path.insert(0, sys.argv[2])
         import json
-        from test_tune_end_to_end import agrees_with_the_oracle
+        from oracle_agreement import agrees_with_the_oracle
         from irkit.validate.suite import replace_schedules
         from pathlib import Path
         text = Path(sys.argv[3]).read_text()

@@ -14,15 +14,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, Phase, given, note, settings
 from hypothesis import strategies as st
+from oracle_agreement import agrees_with_the_oracle
 
-import irkit
 from irkit.checks.document import check_document
 from irkit.frontend import build_design
-from irkit.oracle import compare, reduction_lengths
 from irkit.perf.hardware import hardware_of_module
 from irkit.tune.estimate import Machine
 from irkit.tune.search import beam_search
@@ -45,17 +43,6 @@ def document_errors(text: str) -> list[str]:
     assert module is not None, [x.message for x in diagnostics]
     return [x.message for x in diagnostics + check_document(module) if x.severity == "error"]
 
-
-def agrees_with_the_oracle(text: str, sizes: dict[str, int], seed: int) -> None:
-    kernel = irkit.compile(text, name="random.design")
-    inputs = kernel.random_inputs(sizes, seed=seed)
-    with np.errstate(all="ignore"):
-        got = kernel(sizes, **inputs)
-        expected = kernel.reference(inputs, sizes)
-    lengths = reduction_lengths(kernel.levels["design"], kernel.resolve_sizes(sizes))
-    for name, value in expected.items():
-        report = compare(got[name], value, value.dtype, lengths.get(name, 1))
-        assert report.ok, f"{name} at {sizes}: {report}"
 
 
 # --- random documents --------------------------------------------------------------------------
