@@ -74,11 +74,12 @@ EVERY_TARGET = ("hand schedule", HAND, 0.95)
 
 
 def duration(text: str) -> float:
+    from irkit.tools.opt import UsageError
     from irkit.tools.tune import parse_duration
 
     try:
         return parse_duration(text)
-    except Exception as exc:  # irkit's UsageError
+    except UsageError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 

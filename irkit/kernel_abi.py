@@ -173,3 +173,18 @@ def kernel_function(
     for arg, arg_name in zip(kernel.body.block.args, names):
         arg.name_hint = arg_name  # readable IR: %M, %A instead of %0, %3
     return kernel
+
+
+def element_bytes(t: MemRefType) -> int:
+    """Bytes of one element of a buffer (index: 8; an unknown element type: 4)."""
+    et = t.element_type
+    if isinstance(et, Float32Type):
+        return 4
+    if isinstance(et, Float64Type) or isinstance(et, IndexType):
+        return 8
+    width = getattr(et, "bitwidth", None) or getattr(et, "width", None)
+    if isinstance(width, int):
+        return max(1, width // 8)
+    if hasattr(width, "data"):
+        return max(1, width.data // 8)
+    return 4

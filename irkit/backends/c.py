@@ -100,19 +100,12 @@ from irkit.backends.c_syntax import comment as _comment
 from irkit.backends.c_syntax import is_f32 as _is_f32
 from irkit.diagnostics import Diagnostic, DiagnosticError, at_op
 from irkit.dialects.loop import AllocOp, ForOp, FreeOp, LoadOp, StoreOp
-from irkit.kernel_abi import DTYPE_OF, kernel_args, layout_order
+from irkit.kernel_abi import DTYPE_OF, element_bytes, kernel_args, layout_order
 from irkit.names import check_name, is_c_name
 
 INDENT = "    "
 DEFAULT_TEMP_ALIGN = 64
 STACK_TEMP_BYTES = 4096  # a temporary of a constant size up to this allocated inside a loop goes on the stack
-
-
-def memref_bytes(memref: MemRefType) -> int:
-    """Bytes of one element of a buffer."""
-    t = memref.element_type
-    width = getattr(t, "bitwidth", None) or getattr(t, "width", None)
-    return int(getattr(width, "data", width) or 64) // 8
 MAX_UNROLL = 65534  # GCC's limit for `#pragma GCC unroll`
 
 
@@ -743,7 +736,7 @@ class KernelEmitter:
         for e in op.shape.data.results:
             value = self.affine.const_value(e, [], syms)
             elements = elements * value if value is not None and elements is not None else None
-        if indent > 1 and elements is not None and 0 < elements * memref_bytes(memref) <= STACK_TEMP_BYTES:
+        if indent > 1 and elements is not None and 0 < elements * element_bytes(memref) <= STACK_TEMP_BYTES:
             # a small temporary inside a loop (a row's running max, a register block's spill): on
             # the stack, not one posix_memalign and free per iteration (measured: a softmax whose
             # rows each allocated two floats ran 5x slower than with them on the stack)

@@ -13,12 +13,12 @@ latency class of their ops.
 from __future__ import annotations
 
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import DictionaryAttr, Float32Type, Float64Type, IndexType, IntegerType, MemRefType
+from xdsl.dialects.builtin import DictionaryAttr, Float64Type, IndexType, IntegerType, MemRefType
 from xdsl.ir import Block, Operation, SSAValue
 
 from irkit.affine.printer import AffinePrinter
 from irkit.dialects import loop as lp
-from irkit.kernel_abi import kernel_args, layout_order
+from irkit.kernel_abi import element_bytes, kernel_args, layout_order
 from irkit.perf import expr as ex
 from irkit.perf.expr import Expr
 from irkit.perf.loop_tree import (
@@ -124,7 +124,7 @@ class Reader:
         size_syms = [ex.sym(s.name) for s in sizes]
         for t in tensors:
             shape = [COST_EXPR.print(r, [], size_syms) for r in t.shape.results]
-            self.buffers[t.value] = Buffer(t.name, _elem_bytes(t.memref), shape, t.order, t.role)
+            self.buffers[t.value] = Buffer(t.name, element_bytes(t.memref), shape, t.order, t.role)
         self.used_names |= {CAP, SETS, WAYS, LINE, LANES32, LANES64, CORES, WINDOW, STREAMS, HUGE_PAGE, *CONFLICT_SHARES}
         for op in kernel.body.walk():
             if isinstance(op, lp.LoadOp | lp.StoreOp) and op.memref in self.buffers:
@@ -166,7 +166,7 @@ class Reader:
                 shape = [COST_EXPR.print(r, [], sizes) for r in op.shape.data.results]
                 mt = op.result.type
                 assert isinstance(mt, MemRefType)
-                self.buffers[op.result] = Buffer(op.tensor_name.data, _elem_bytes(mt), shape, layout_order(mt), "temp")
+                self.buffers[op.result] = Buffer(op.tensor_name.data, element_bytes(mt), shape, layout_order(mt), "temp")
                 if parent is None:
                     self.top_allocs.append(self.buffers[op.result])
             elif isinstance(op, lp.LocalOp):
@@ -175,7 +175,7 @@ class Reader:
                 shape = [ex.const(n) for n in mt.get_shape()]
                 self.buffers[op.result] = Buffer(
                     op.tensor_name.data,
-                    _elem_bytes(mt),
+                    element_bytes(mt),
                     shape,
                     layout_order(mt),
                     "temp",
@@ -383,22 +383,6 @@ def _accumulator(loop: Loop) -> Access | None:
 def _relaxed(kernel: func.FuncOp) -> bool:
     assume = kernel.attributes.get("irkit.assume")
     return isinstance(assume, DictionaryAttr) and "relaxed_math" in assume.data
-
-
-def _elem_bytes(t: MemRefType) -> int:
-    et = t.element_type
-    width = getattr(et, "bitwidth", None) or getattr(et, "width", None)
-    if isinstance(et, Float32Type):
-        return 4
-    if isinstance(et, Float64Type):
-        return 8
-    if isinstance(et, IndexType):
-        return 8
-    if isinstance(width, int):
-        return max(1, width // 8)
-    if hasattr(width, "data"):
-        return max(1, width.data // 8)
-    return 4
 
 
 class _CostExprPrinter(AffinePrinter[Expr]):

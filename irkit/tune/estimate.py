@@ -225,7 +225,8 @@ def _core_seconds(body: Body, loops: list[NestLoop], stage: StageInfo, m: Machin
     v = loops[-1]
     # a jammed copy of a reduction loop updates the same accumulator as the others: no register
     # block, just a longer body (what `unroll` gives)
-    jams = [lp for lp in loops if lp.jam > 1 and lp.root not in stage.reductions]
+    jam_at = [i for i, lp in enumerate(loops) if lp.jam > 1 and lp.root not in stage.reductions]
+    jams = [loops[i] for i in jam_at]
     if math.prod(lp.jam for lp in jams) > m.registers:
         return math.inf  # more jammed copies than registers: spills and a body gcc will not schedule
     fp = points * body.flops / m.flops(body.dtype_bits, w) if body.flops else 0.0
@@ -243,14 +244,13 @@ def _core_seconds(body: Body, loops: list[NestLoop], stage: StageInfo, m: Machin
         (v.vector != 0 and v.range % max(w, 1) == 0 and v.range // max(w, 1) <= MAX_GROUPS)
         or (w == 1 and v.range <= SHORT_LOOP)
     )
-    # unroll_jam makes the register tile (`loop.local`) a stored value stays in, when the value does
-    # not move in the loops between the jammed loop and the innermost one (they are what it jams into)
-    jam_at = [i for i, lp in enumerate(loops) if lp.jam > 1 and lp.root not in stage.reductions]
-
     stored = {a.tensor for a in body.accesses if a.store}  # an accumulator's load goes with its store
 
     def tile(a) -> bool:
+        """unroll_jam makes the register tile (`loop.local`) a stored value stays in, when the value
+        does not move in the loops between the jammed loop and the innermost one (what it jams into)."""
         return any(not any(a.varies(lp.root) for lp in loops[i + 1 : -1]) for i in jam_at)
+
     for a in body.loads_first:
         share = math.prod(lp.jam for lp in jams if not a.varies(lp.root))  # copies that share the access
         if not a.varies(v.root):  # hoisted out of the innermost loop: once per instance of it
@@ -282,14 +282,14 @@ def _core_seconds(body: Body, loops: list[NestLoop], stage: StageInfo, m: Machin
     front = points * (loads + stores + fp_instr + LOOP_CYCLES / (w * math.prod(lp.jam for lp in jams) * max(1, v.unroll))) / ISSUE_WIDTH / m.frequency
     chain = 0.0
     if body.chain:
-        acc = [a for a in body.accesses if a.store]
+        acc = next((a for a in body.accesses if a.store), None)
         chains = 1.0
-        for a in acc[:1]:
-            if a.varies(v.root):
+        if acc is not None:
+            if acc.varies(v.root):
                 chains = max(w, v.range)  # every element of the innermost loop is its own chain
             elif w > 1:
                 chains = w  # a vectorised reduction: one chain per lane
-            chains *= math.prod(lp.jam for lp in jams if a.varies(lp.root)) or 1
+            chains *= math.prod(lp.jam for lp in jams if acc.varies(lp.root)) or 1
         chain = points * body.chain * m.fp_latency / (chains * m.frequency)
     return max(fp, mem, chain, front) * auto
 
@@ -379,7 +379,7 @@ def _lines(a: Access, spans: dict[str, int], line: float, contiguous: bool) -> t
     return float(rows), math.ceil(extent[inner] * a.elem / line)
 
 
-def _traffic(accesses, table, moves, n: int, size: float, line: float, ways: int, packed_at: dict, loops=()) -> float:
+def _traffic(accesses, table, moves, n: int, size: float, line: float, ways: int, packed_at: dict, loops) -> float:
     """Bytes the level below serves: each access's lines at the outermost depth whose working set
     fits, times the trips of the loops around it that move the access."""
     fit = n - 1  # the innermost loop streams: a line at a time of each access, whatever it spans

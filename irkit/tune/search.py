@@ -11,7 +11,8 @@ schedule is not chosen for its largest size alone.
 
 Deterministic given the seed: candidates are visited in the records'
 order, ties in score are broken by the schedule's text, and when a step
-offers more expansions than `max_expansions` a seeded sample is taken.
+offers more than `max_expansions` in all, each beam state's offers are
+sampled, seeded by the seed, the step and the state's rank.
 """
 
 from __future__ import annotations
@@ -196,8 +197,9 @@ def _diverse_pending(grown: list[Scored], n: int, beam: list[Scored], info, seed
             out.append(Scored(g.score, g.text, c, g.seconds))
     # at most half the beam for nests only packs and placements may still follow (after unroll_jam or
     # pack): register-blocked seeds score well early and would otherwise end the search
-    closed = [g for g in out if any(e["kind"] in MAY_FOLLOW for e in g.candidate.entries)]
-    open_ = [g for g in out if not any(e["kind"] in MAY_FOLLOW for e in g.candidate.entries)]
+    closed, open_ = [], []
+    for g in out:
+        (closed if any(e["kind"] in MAY_FOLLOW for e in g.candidate.entries) else open_).append(g)
     kept = _diverse(closed, n // 2)
     return sorted(kept + _diverse(open_, n - len(kept)))
 
@@ -252,9 +254,7 @@ def cache_tiles(root: Candidate, info, cores: int) -> list[Candidate]:
             {"kind": "tile", "loops": [a, b], "factors": [fa, fb], "outer": [f"{a}o", f"{b}o"], "inner": [f"{a}i", f"{b}i"]},
             {"kind": "parallel", "loop": f"{a}o"},
         ]
-        c: Candidate | None = root
-        for e in entries:
-            c = extend(c, e, info) if c is not None else None
+        c = _replay_all(root, entries, info)
         if c is not None:
             seeds.append(c)
     return seeds
@@ -289,11 +289,16 @@ def _block(
         {"kind": "vectorize", "loop": vv, "width": width},
         {"kind": "unroll_jam", "loop": jam, "factor": factor},
     ]
-    if order == root.nest.names:
-        entries.pop(1)
+    return _replay_all(root, entries, info)
+
+
+def _replay_all(root: Candidate, entries: list[dict], info) -> Candidate | None:
+    """`root` extended by every entry in turn; None as soon as one is refused."""
     c: Candidate | None = root
     for e in entries:
-        c = extend(c, e, info) if c is not None else None
+        c = extend(c, e, info)
+        if c is None:
+            return None
     return c
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from irkit.affine_text import evaluate
 from irkit.perf import expr as ex
 
 
@@ -103,6 +104,12 @@ def _value(e: ex.Expr, sizes: Mapping[str, int]) -> int:
 
 def read_kernel(text: str, name: str, sizes: Mapping[str, int]) -> KernelInfo:
     """The stages of the document `text` (its schedules removed) at `sizes`."""
+    return read_kernels(text, name, [sizes])[0]
+
+
+def read_kernels(text: str, name: str, size_sets: list[Mapping[str, int]]) -> list[KernelInfo]:
+    """The stages of the document `text` (its schedules removed) at each of `size_sets`: the document
+    is checked, lowered and read once, then evaluated at each set."""
     from xdsl.dialects import func
 
     from irkit.api import lower
@@ -113,37 +120,35 @@ def read_kernel(text: str, name: str, sizes: Mapping[str, int]) -> KernelInfo:
     from irkit.perf.reader import Reader
     from irkit.validate.suite import replace_schedules
 
-    bare = replace_schedules(text, {})
-    module = parse_design(bare, name)
+    module = parse_design(replace_schedules(text, {}), name)
     design = next(op for op in module.walk() if isinstance(op, d.DesignOp))
     checker = DesignChecker(design)
     checker.run()
-    values = {**checker.defaults, **dict(sizes)}
-    stages: dict[str, StageInfo] = {}
-    from irkit.affine_text import evaluate
-
-    for sname, st in checker.stages.items():
-        extents = {loop: int(evaluate(e, values)) for loop, e in st.extents.items()}
-        constant = frozenset(loop for loop, e in st.extents.items() if _is_constant(e))
-        stages[sname] = StageInfo(sname, tuple(st.loops), extents, frozenset(st.reduction_loops), constant=constant)
     kernel = next(op for op in lower(module)["loop"].walk() if isinstance(op, func.FuncOp))
     reader = Reader(kernel, stream_threshold(kernel))
     top: list = []
     reader.read_block(kernel.body.block, None, top)
-    fixed = 0.0
-    for root in top:
-        stored = [a.buf.name for lp in root.walk() for a in lp.accesses if a.store and not a.buf.local]
-        stage = next((stages[s] for s in stored if s in stages), None)
-        for path in _paths(root, []):
-            fixed += _add_body(path, stage, values)
     reads = {n: tuple(st.reads) for n, st in checker.stages.items()}
-    temps = frozenset(n for n, t in checker.tensors.items() if t.role.data == "temp" and n in stages)
-    return KernelInfo(stages, fixed, reader.relaxed, {k: int(v) for k, v in values.items()}, reads, temps)
+    temps = frozenset(n for n, t in checker.tensors.items() if t.role.data == "temp" and n in checker.stages)
+    out = []
+    for sizes in size_sets:
+        values = {**checker.defaults, **dict(sizes)}
+        stages: dict[str, StageInfo] = {}
+        for sname, st in checker.stages.items():
+            extents = {loop: int(evaluate(e, values)) for loop, e in st.extents.items()}
+            constant = frozenset(loop for loop, e in st.extents.items() if _is_constant(e))
+            stages[sname] = StageInfo(sname, tuple(st.loops), extents, frozenset(st.reduction_loops), constant=constant)
+        fixed = 0.0
+        for root in top:
+            stored = [a.buf.name for lp in root.walk() for a in lp.accesses if a.store and not a.buf.local]
+            stage = next((stages[s] for s in stored if s in stages), None)
+            for path in _paths(root, []):
+                fixed += _add_body(path, stage, values)
+        out.append(KernelInfo(stages, fixed, reader.relaxed, {k: int(v) for k, v in values.items()}, reads, temps))
+    return out
 
 
 def _is_constant(e) -> bool:
-    from irkit.affine_text import evaluate
-
     try:
         evaluate(e, {})
     except KeyError:

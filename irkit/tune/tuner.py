@@ -38,7 +38,7 @@ from irkit.registry import DIRECTIVE_RECORDS
 from irkit.tune import log as tlog
 from irkit.tune.estimate import Machine
 from irkit.tune.search import Scored, SearchStats, beam_search
-from irkit.tune.stages import KernelInfo, read_kernel
+from irkit.tune.stages import KernelInfo, read_kernels
 
 TIE = 0.02  # measured times within 2% of the best are one measurement apart on this kind of host
 WORKERS = 2  # processes scoring (screening model) and pricing (full model) candidates: the cores of this machine kind
@@ -135,7 +135,7 @@ def tune(text: str, name: str, options: Options) -> Result:
     t0 = time.perf_counter()
     deadline = None if options.budget is None else t0 + options.budget
     say = options.report
-    kernels = [read_kernel(text, name, s) for s in (options.sizes or [{}])]
+    kernels = read_kernels(text, name, options.sizes or [{}])
     sizes = [k.sizes for k in kernels]
     hw = options.hw
     if hw is None:
@@ -163,7 +163,7 @@ def tune(text: str, name: str, options: Options) -> Result:
     contenders = _combine(text, kernels[0], found, options)
     say(f"irkit tune: {len(contenders)} schedules to price with the full cost model")
     try:
-        priced = _rerank(contenders, sizes, hw, name, deadline, say)
+        priced = _rerank(contenders, sizes, hw, deadline, say)
     except KeyboardInterrupt:
         say("irkit tune: interrupted: choosing among the schedules priced so far")
         priced = sorted((c for c in contenders if c.predicted), key=lambda c: (c.objective(c.predicted), c.key))
@@ -173,7 +173,7 @@ def tune(text: str, name: str, options: Options) -> Result:
     result = Result(priced[0], "", sizes, priced, stats.evaluated, stats.rate, len(priced), 0, 0.0, priced[0])
     if options.measure:
         try:
-            _measure(priced, sizes, hw, text, name, options, result, deadline)
+            _measure(priced, sizes, hw, text, name, options, result)
         except KeyboardInterrupt:
             say("irkit tune: interrupted: choosing among the schedules measured so far")
         ok = [c for c in priced if c.measured and all(v is not None for v in c.measured)]
@@ -353,7 +353,7 @@ def unverified(text: str) -> str | None:
     return f"irkit verify: {errors[0].message}"[:300] if errors else None
 
 
-def _rerank(contenders: list[Contender], sizes: list[dict[str, int]], hw, name: str, deadline: float | None, say) -> list[Contender]:
+def _rerank(contenders: list[Contender], sizes: list[dict[str, int]], hw, deadline: float | None, say) -> list[Contender]:
     """Price every contender with the full model, two processes at a time (its analysis is Python)."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
@@ -383,7 +383,7 @@ def _rerank(contenders: list[Contender], sizes: list[dict[str, int]], hw, name: 
     return priced
 
 
-def _measure(priced: list[Contender], sizes, hw, text: str, name: str, options: Options, result: Result, deadline) -> None:
+def _measure(priced: list[Contender], sizes, hw, text: str, name: str, options: Options, result: Result) -> None:
     """Compile the top k (and the document's own schedule) in parallel, probe, then time them together."""
     from irkit.tune import measure
 

@@ -101,29 +101,34 @@ def test_settling_runs_each_contender_untimed_before_a_timed_batch():
     assert calls.count("irkit") > len(times[0]) + 2  # settling called it untimed beyond the warm-up and the batches
 
 
+# A machine description and probed limits for reports built from fabricated results.
+FAKE_MACHINE = {
+    "cpu": "cpu",
+    "cpu_vendor": "v",
+    "cores": 2,
+    "simd": "AVX2",
+    "threads": 2,
+    "compiler": "cc",
+    "cflags": "-O3",
+    "python": "3",
+    "numpy": "2",
+    "blas": {"error": "threadpoolctl not installed"},
+    "halide": {"error": "No module named 'halide'"},
+    "irkit_commit": "abc",
+}
+FAKE_LIMITS = {
+    "fma_peak": {"flops_per_s": 1e11, "simd_lanes": 8, "runs": 1},
+    "triad": {"bytes_per_s": 2e10, "elements": 1 << 20, "runs": 1},
+}
+
+
 def test_failed_peer_and_mismatch_are_loud():
     results = {
         "command": "python -m bench",
         "date": "2026-01-01T00:00:00",
         "options": {"quick": False, "repeat": 7, "min_time": 1.0, "budget": 60.0, "settle": 0.0},
-        "machine": {
-            "cpu": "cpu",
-            "cpu_vendor": "v",
-            "cores": 2,
-            "simd": "AVX2",
-            "threads": 2,
-            "compiler": "cc",
-            "cflags": "-O3",
-            "python": "3",
-            "numpy": "2",
-            "blas": {"error": "threadpoolctl not installed"},
-            "halide": {"error": "No module named 'halide'"},
-            "irkit_commit": "abc",
-        },
-        "limits": {
-            "fma_peak": {"flops_per_s": 1e11, "simd_lanes": 8, "runs": 1},
-            "triad": {"bytes_per_s": 2e10, "elements": 1 << 20, "runs": 1},
-        },
+        "machine": dict(FAKE_MACHINE),
+        "limits": dict(FAKE_LIMITS),
         "benchmarks": [
             {
                 "kernel": "blur 3x3",
@@ -231,24 +236,8 @@ def test_tune_report_targets_met_and_not_met():
         "date": "2026-01-01T00:00:00",
         "options": {"quick": False, "budget": 600.0},
         "hardware": "`host.hw`",
-        "machine": {
-            "cpu": "cpu",
-            "cpu_vendor": "v",
-            "cores": 2,
-            "simd": "AVX2",
-            "threads": 2,
-            "compiler": "cc",
-            "cflags": "-O3",
-            "python": "3",
-            "numpy": "2",
-            "blas": {"error": "threadpoolctl not installed"},
-            "halide": {"error": "No module named 'halide'"},
-            "irkit_commit": "abc",
-        },
-        "limits": {
-            "fma_peak": {"flops_per_s": 1e11, "simd_lanes": 8, "runs": 1},
-            "triad": {"bytes_per_s": 2e10, "elements": 1 << 20, "runs": 1},
-        },
+        "machine": dict(FAKE_MACHINE),
+        "limits": dict(FAKE_LIMITS),
         "benchmarks": [gemm, blur, softmax, conv],
     }
     text = bench_tune.markdown(results)
