@@ -117,6 +117,11 @@ def machine_lines(results: dict) -> list[str]:
         )
     if m.get("openblas_env"):
         lines.append(f"- OpenBLAS environment overrides in force: {m['openblas_env']}")
+    if m.get("openblas_env_removed"):
+        lines.append(
+            f"- OpenBLAS environment overrides removed for this run (numpy runs its own kernel; "
+            f"IRKIT_BENCH_BLAS_ENV=keep keeps them): {m['openblas_env_removed']}"
+        )
     declared = {(d["name"], d["flops_per_s"]) for b in results["benchmarks"] if (d := b.get("declared_peak"))}
     for name, flops in sorted(declared):
         lines.append(

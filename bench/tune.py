@@ -587,4 +587,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    from bench.blas_env import native_blas
+
+    native_blas("bench.tune")
     sys.exit(main())

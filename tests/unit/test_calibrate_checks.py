@@ -245,7 +245,7 @@ def test_an_inverted_pair_beyond_noise_stops_calibrate():
 @pytest.mark.parametrize(
     "key, value, fragment",
     [
-        ("fp_latency", 1.0, "2-6 cycles"),
+        ("fp_latency", 1.0, "1.6-6 cycles"),
         ("store_forward", 40.0, "3-20 cycles"),
         ("flops_f64", 117.4e9, "per instruction"),
         ("flops_f32_all", 400e9, "2 cores"),
