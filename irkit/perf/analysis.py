@@ -83,7 +83,7 @@ def kernel_terms(kernel: func.FuncOp) -> tuple[list[NestTerms], dict[str, Expr],
         parallel = [lp_ for lp_ in root.walk() if lp_.parallel]
         if parallel:
             par = parallel[0]
-            terms["active"] = ex.min_(par.trips(), ex.sym(CORES))
+            terms["active"] = ex.min_(_mean_trips(par), ex.sym(CORES))
             terms["regions"] = _entries(par)
         else:
             terms["active"] = ex.ONE
@@ -107,6 +107,26 @@ def kernel_terms(kernel: func.FuncOp) -> tuple[list[NestTerms], dict[str, Expr],
     for b in reader.top_allocs:
         pages = pages + ex.le(MMAP_THRESHOLD, b.bytes(), ex.cdiv(b.bytes(), 4096), 0)
     return nests, {"kernel_bytes": kernel_bytes, "fresh_pages": pages}, buffers
+
+
+def _mean_trips(loop: Loop) -> Expr:
+    """The iterations of `loop` an entry runs, on average over its entries: its trips, or where
+    they depend on the loops around it (a parallel loop inside a tile loop, with a tail), their
+    sum over those loops over the entries, so that no loop variable is left in the term."""
+    trips = loop.trips()
+    outer = set()
+    node = loop.parent
+    while node is not None:
+        outer.add(node.var)
+        node = node.parent
+    if not trips.free() & outer:
+        return trips
+    total = trips
+    node = loop.parent
+    while node is not None:
+        total = total_over(node, total, per_core=False)
+        node = node.parent
+    return ex.rdiv(total, ex.max_(_entries(loop), 1))
 
 
 def _entries(loop: Loop) -> Expr:

@@ -359,3 +359,18 @@ def test_the_unrolled_filter_loop_costs_what_its_straight_line_code_does(hw):
     # the box also fills O with zeros first (`+=`): one more vector store per pixel
     assert unrolled["compute"] == pytest.approx(straight["compute"], rel=0.25)
     assert unrolled["compute"] >= straight["compute"]
+
+
+def test_a_parallel_loop_inside_a_tile_loop_counts_its_mean_share_of_cores(hw, tmp_path):
+    """`parallel ii` under `split i by 2048`: ii's trips depend on io (the tail), and the cores it
+    keeps busy are their mean over io's iterations, not a term that names io (which the perf IR's
+    verifier refused: the tuner met it)."""
+    text = (EXAMPLES / "softmax.design").read_text()
+    text = text.replace("split i by 16 -> io, ii\n    parallel io", "split i by 2048 -> io, ii\n    parallel ii")
+    assert "parallel ii" in text
+    doc = tmp_path / "inner_parallel.design"
+    doc.write_text(text)
+    one = predict(doc, sizes={"M": 4096, "N": 1024}, hw=hw)  # builds: no VerifyException
+    serial = doc.read_text().replace("    parallel ii\n", "")
+    doc.write_text(serial)
+    assert predict(doc, sizes={"M": 4096, "N": 1024}, hw=hw).seconds > 1.3 * one.seconds
