@@ -39,12 +39,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--sizes", metavar="FILE", help="sets of sizes, one per line (N=V,N=V)")
     p.add_argument("--hw", metavar="SPEC", help="hardware: a .hw file or a profile name (default: the document's own)")
     p.add_argument("--top-k", type=int, default=4, metavar="K", help="candidates compiled and measured (default 4)")
-    p.add_argument("--trials", type=int, metavar="N", help="at most N measurements in all (default: --top-k)")
+    p.add_argument("--trials", type=int, metavar="N", help="at most N measurements in all, refinement included (default: --top-k, plus 3 a refinement round)")
     p.add_argument("--budget", metavar="TIME", help="stop searching after TIME (90s, 5m, 1h); measuring still runs")
     p.add_argument("--seed", type=int, default=0, help="seed of the search's sampling (default 0)")
     p.add_argument("--log", metavar="FILE.jsonl", help="append each measurement here; candidates in it are not measured again")
     p.add_argument("--from-log", metavar="FILE.jsonl", help="write the best schedule the log knows, measuring nothing")
     p.add_argument("--no-measure", action="store_true", help="choose by the full cost model alone")
+    p.add_argument(
+        "--no-refine", action="store_true",
+        help="measure the top k only: no rounds of measured refinement around the best measured",
+    )  # fmt: skip
     p.add_argument("--quick", action="store_true", help="a small search and short timing (a smoke test)")
     p.add_argument("--cflags", help="C compiler flags replacing the defaults")
     p.add_argument("--json", action="store_true", help="print the result as JSON (the document goes to -o)")
@@ -128,9 +132,11 @@ def run(args: argparse.Namespace) -> int:
             sizes=sets,
             hw=hw,
             top_k=min(args.top_k, args.trials or args.top_k),
+            trials=args.trials or None,
             seed=args.seed,
             budget=parse_duration(args.budget) if args.budget else None,
             measure=not args.no_measure,
+            refine=not args.no_refine,
             log=Path(args.log) if args.log else None,
             cflags=args.cflags.split() if args.cflags else None,
             report=say,

@@ -56,6 +56,8 @@ class Options:
     seed: int = 0
     budget: float | None = None  # seconds for the whole run
     measure: bool = True
+    refine: bool = True  # rounds of measured refinement around the best measured (irkit.tune.refine)
+    trials: int | None = None  # candidates measured at most, refinement included (None: top_k + the rounds')
     passes: int = 2
     plan: object = None  # irkit.timing.Plan; None: irkit validate's full plan
     cflags: list[str] | None = None
@@ -73,6 +75,10 @@ class Contender:
     measured: list[float | None] = field(default_factory=list)
     compile_seconds: float = 0.0
     error: str | None = None
+    # what the schedules were made of, so that refinement can change one decision: each stage's
+    # candidate and the placements of the temporaries (None: the document's own, or no directives)
+    bases: dict | None = None
+    placed: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def key(self) -> str:
@@ -172,14 +178,18 @@ def tune(text: str, name: str, options: Options) -> Result:
         raise DiagnosticError([Diagnostic("error", f"{name}: no candidate schedule could be priced by the cost model")])
     result = Result(priced[0], "", sizes, priced, stats.evaluated, stats.rate, len(priced), 0, 0.0, priced[0])
     if options.measure:
+        interrupted = False
         try:
-            _measure(priced, sizes, hw, text, name, options, result)
+            _measure(finalists(priced, options.top_k), sizes, hw, text, name, options, result)
         except KeyboardInterrupt:
             say("irkit tune: interrupted: choosing among the schedules measured so far")
+            interrupted = True
         ok = [c for c in priced if c.measured and all(v is not None for v in c.measured)]
         if not ok:
             raise DiagnosticError([Diagnostic("error", f"{name}: no candidate could be measured: {priced[0].error}")])
         result.chosen = choose(ok)
+        if not interrupted and options.refine:
+            result.chosen = _refine(result.chosen, kernels[0], machine, text, name, sizes, hw, options, result, deadline)
     result.text = _write(text, result)
     result.seconds = time.perf_counter() - t0
     return result
@@ -247,11 +257,10 @@ def _combine(text: str, kernel: KernelInfo, found: dict[str, list[Scored]], opti
     for combo in combos:
         base = {s: choice.candidate for s, (_, choice) in zip(stages, combo)}
         for placed in _placements(kernel, base):
-            schedules = {s: [*_placed_texts(base[s], s in placed), *placed.get(s, [])] for s in stages}
-            schedules = {s: d for s, d in schedules.items() if d}
+            schedules = schedules_of(base, placed)
             key = tlog.schedule_key(schedules)
             if key not in out:
-                out[key] = Contender(schedules, replace_schedules(text, schedules), "search")
+                out[key] = Contender(schedules, replace_schedules(text, schedules), "search", bases=base, placed=placed)
             if len(out) >= options.rerank * len(stages):  # each stage's shapes, and the placements between them
                 return list(out.values())
     return list(out.values())
@@ -260,6 +269,13 @@ def _combine(text: str, kernel: KernelInfo, found: dict[str, list[Scored]], opti
 # A stage placed inside its consumer runs in the consumer's loops, which own the cores: its own
 # `parallel` would nest a parallel region (lowering refuses it), so a placed stage drops it.
 NOT_PLACED = frozenset({"parallel"})
+
+
+def schedules_of(bases: dict, placed: dict[str, list[str]]) -> dict[str, list[str]]:
+    """Each stage's directive texts: its candidate's (without `parallel` where the stage is placed
+    in its consumer) and its placement; stages without directives left out."""
+    schedules = {s: [*_placed_texts(c, s in placed), *placed.get(s, [])] for s, c in bases.items()}
+    return {s: d for s, d in schedules.items() if d}
 
 
 def _placed_texts(c, placed: bool) -> list[str]:
@@ -383,19 +399,29 @@ def _rerank(contenders: list[Contender], sizes: list[dict[str, int]], hw, deadli
     return priced
 
 
-def _measure(priced: list[Contender], sizes, hw, text: str, name: str, options: Options, result: Result) -> None:
-    """Compile the top k (and the document's own schedule) in parallel, probe, then time them together."""
-    from irkit.tune import measure
-
-    chosen = distinct(priced, options.top_k)
+def finalists(priced: list[Contender], k: int) -> list[Contender]:
+    """What is measured first: the top k (`distinct`) and the document's own schedule."""
+    chosen = distinct(priced, k)
     own = next((c for c in priced if c.origin == "document"), None)
     if own is not None and own not in chosen:
         chosen.append(own)
+    return chosen
+
+
+def _measure(chosen: list[Contender], sizes, hw, text: str, name: str, options: Options, result: Result) -> None:
+    """Compile the candidates in parallel, probe, then time them together; the log's are not
+    measured again, and an incumbent (`INCUMBENT`: a copy re-measured beside its neighbours) is
+    neither looked up nor logged."""
+    from irkit.tune import measure
+
     doc = tlog.document_hash(text)
     host = tlog.host_of(hw)
     known = tlog.known(tlog.read_log(options.log), doc, host) if options.log else {}
     todo = []
     for c in chosen:
+        if c.origin == INCUMBENT:
+            todo.append(c)
+            continue
         logged = [known.get((c.key, tlog.sizes_key(s))) for s in sizes]
         if all(e is not None for e in logged):
             dropped = next((e for e in logged if e.measured is None), None)  # type: ignore[union-attr]
@@ -416,11 +442,94 @@ def _measure(priced: list[Contender], sizes, hw, text: str, name: str, options: 
                     for s, pred in zip(sizes, c.predicted):
                         tlog.append(options.log, tlog.Entry(doc, s, c.schedules, pred, None, c.compile_seconds, host, c.error))
             continue
-        result.measured_count += 1
         options.report(f"irkit tune: measured {_ms(c.measured)} (predicted {_ms(c.predicted)}) {c.origin}: {c.key}")
+        if c.origin == INCUMBENT:
+            continue
+        result.measured_count += 1
         if options.log:
             for s, pred, meas in zip(sizes, c.predicted, c.measured):
                 tlog.append(options.log, tlog.Entry(doc, s, c.schedules, pred, meas, c.compile_seconds, host))
+
+
+INCUMBENT = "incumbent"  # the origin of a best schedule's copy re-measured beside its neighbours
+REFINE_BATCHES = 5  # batches of neighbours measured at most, in all
+REFINE_PATIENCE = 2  # batches measured around one incumbent before the rounds give up
+REFINE_PRICE = 96  # neighbours the full model prices around one incumbent at most
+REFINE_MEASURE = 3  # neighbours measured a batch: the full model's best of those not yet measured
+
+
+def _neighbour_contenders(best: Contender, kernel: KernelInfo, machine: Machine, text: str, seen: set[str]) -> list[Contender]:
+    """The schedules one decision away from `best` in one stage (irkit.tune.refine), placements kept,
+    without those already priced (`seen`, which they join)."""
+    from irkit.tune.refine import neighbours
+    from irkit.validate.suite import replace_schedules
+
+    out: list[Contender] = []
+    for stage, cand in (best.bases or {}).items():
+        info = kernel.stages[stage]
+        lanes = machine.lanes(info.bodies[0].dtype_bits if info.bodies else 32)
+        for nb in neighbours(cand, info, lanes, machine.registers):
+            bases = {**best.bases, stage: nb}  # type: ignore[dict-item]
+            schedules = schedules_of(bases, best.placed)
+            key = tlog.schedule_key(schedules)
+            if key in seen:
+                continue
+            seen.add(key)
+            out.append(Contender(schedules, replace_schedules(text, schedules), "refined", bases=bases, placed=best.placed))
+    return out
+
+
+def _refine(best: Contender, kernel: KernelInfo, machine: Machine, text: str, name: str, sizes, hw, options: Options,
+            result: Result, deadline: float | None) -> Contender:  # fmt: skip
+    """Measured refinement: the neighbours of the best measured schedule, priced by the full model,
+    measured a few at a time (the model's best first) beside a copy of the incumbent, so that both
+    are timed in one run.  A neighbour faster than the copy by more than TIE becomes the incumbent
+    (and its neighbours are next); REFINE_PATIENCE batches without one end the rounds, as do
+    REFINE_BATCHES batches in all, `--trials` and the budget."""
+    say = options.report
+    seen = {c.key for c in result.contenders}
+    pending: list[Contender] = []
+    batches = tries = 0
+    fresh = True
+    while batches < REFINE_BATCHES:
+        if best.bases is None:
+            return best  # the document's own schedule or no directives: no decisions to change
+        if deadline is not None and time.perf_counter() > deadline:
+            say("irkit tune: budget: refinement stopped")
+            return best
+        left = REFINE_MEASURE if options.trials is None else min(REFINE_MEASURE, options.trials - result.measured_count)
+        if left <= 0:
+            return best
+        try:
+            if fresh:
+                new = _neighbour_contenders(best, kernel, machine, text, seen)[:REFINE_PRICE]
+                pending = _rerank(new, sizes, hw, deadline, lambda line: None)
+                result.contenders.extend(pending)
+                result.predicted_count += len(pending)
+                fresh, tries = False, 0
+            picked, pending = pending[:left], pending[left:]
+            if not picked:
+                return best
+            copy = Contender(best.schedules, best.text, INCUMBENT, predicted=best.predicted, bases=best.bases, placed=best.placed)
+            _measure([copy, *picked], sizes, hw, text, name, options, result)
+        except KeyboardInterrupt:
+            say("irkit tune: interrupted: keeping the best measured so far")
+            return best
+        batches += 1
+        tries += 1
+        timed = [c for c in picked if c.measured and all(v is not None for v in c.measured)]
+        if not copy.measured or any(v is None for v in copy.measured):
+            return best  # the incumbent itself could not be timed again: no fair comparison
+        winner = min(timed, key=lambda c: (c.objective(c.measured), c.key)) if timed else None
+        if winner is not None:
+            gain = math.exp(copy.objective(copy.measured) - winner.objective(winner.measured))
+            say(f"irkit tune: refinement batch {batches}: best of {len(timed)} neighbours {_ms(winner.measured)} "
+                f"against the incumbent's {_ms(copy.measured)} ({gain:.3g}x)")  # fmt: skip
+        if winner is not None and winner.objective(winner.measured) < copy.objective(copy.measured) - math.log1p(TIE):
+            best, fresh = winner, True
+        elif tries >= REFINE_PATIENCE:
+            return best
+    return best
 
 
 def _write(text: str, result: Result) -> str:

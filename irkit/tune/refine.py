@@ -1,0 +1,59 @@
+"""Measured refinement: the schedules one decision away from the best measured one.
+
+The full model ranks what the search found and the top k are measured, so
+the measurement decides only among what was measured.  Where the model is
+blind to a difference -- softmax's rows grouped by 16 or by 512 move the
+same DRAM traffic, yet differ by 5-10% measured on the Zen 5 guest -- the
+best schedule can sit one decision away from the measured best.  A
+refinement round changes one decision of one stage of the best measured
+schedule: another value the directive's record offers for the same target
+at that point of the schedule (a factor, a width, an order), or the
+directive left out.  The tuner prices those neighbours with the full model
+and measures the best few beside the incumbent (Ansor's measured rounds,
+with the records' spaces as the mutations and the beam's result as the
+start).
+
+Every neighbour is replayed through the records (`candidate.extend`), so it
+is as legal as anything the search proposes.
+"""
+
+from __future__ import annotations
+
+from irkit.tune.candidate import Candidate, _target, extend, next_entries, start
+from irkit.tune.stages import StageInfo
+
+
+def _replay(c: Candidate, entries, info: StageInfo) -> Candidate | None:
+    for e in entries:
+        c = extend(c, e, info)
+        if c is None:
+            return None
+    return c
+
+
+def neighbours(c: Candidate, info: StageInfo, lanes: int, registers: int) -> list[Candidate]:
+    """The candidates that differ from `c` in one entry: each other offer of the same record for
+    the same target where that entry stands, then the entry left out; the entries after it replayed
+    (a neighbour whose later entries no longer apply is no neighbour).  In entry order, then in the
+    record's order of offers: deterministic."""
+    root = start(info, tuple(c.nest.reads))
+    out: dict[tuple, Candidate] = {}
+    prefix: Candidate | None = root
+    for p, entry in enumerate(c.entries):
+        if prefix is None:
+            break
+        rest = c.entries[p + 1 :]
+        offers = [
+            e for e in next_entries(prefix, info, lanes, registers)
+            if e["kind"] == entry["kind"] and _target(e) == _target(entry) and e != entry
+        ]  # fmt: skip
+        for alt in offers:
+            moved = extend(prefix, alt, info)
+            got = None if moved is None else _replay(moved, rest, info)
+            if got is not None and got.key() != c.key():
+                out.setdefault(got.key(), got)
+        dropped = _replay(prefix, rest, info)
+        if dropped is not None and dropped.key() != c.key():
+            out.setdefault(dropped.key(), dropped)
+        prefix = extend(prefix, entry, info)
+    return list(out.values())

@@ -1,0 +1,119 @@
+"""Measured refinement (irkit.tune.refine): the neighbours of a schedule differ in one decision, are
+legal as the checker sees them, and a neighbour measured faster than the incumbent by more than the
+tie replaces it (with the measurements faked: times belong in bench/)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from irkit.tune import tuner
+from irkit.tune.candidate import extend, start
+from irkit.tune.refine import neighbours
+from irkit.tune.stages import read_kernel
+from irkit.validate.suite import replace_schedules
+
+REPO = Path(__file__).resolve().parents[2]
+ROWSUM = REPO / "examples" / "rowsum.design"
+TEXTS = ["split i by 8 -> io, ii", "parallel io", "vectorize j by 8"]
+
+
+@pytest.fixture(scope="module")
+def stage():
+    kernel = read_kernel(ROWSUM.read_text(), str(ROWSUM), {"M": 64, "N": 128})
+    return kernel.stages["s"], kernel.reads["s"]
+
+
+def _candidate(stage, texts):
+    from test_tune import _entries
+
+    info, reads = stage
+    c = start(info, reads)
+    for e in _entries(*texts):
+        c = extend(c, e, info)
+        assert c is not None, texts
+    return c
+
+
+def _errors(texts: list[str]) -> list[str]:
+    from test_tune import document_errors
+
+    return document_errors(replace_schedules(ROWSUM.read_text(), {"s": texts}))
+
+
+def test_neighbours_change_one_decision_and_pass_the_checker(stage):
+    c = _candidate(stage, TEXTS)
+    found = neighbours(c, stage[0], lanes=8, registers=16)
+    texts = [n.texts for n in found]
+    assert ["split i by 8 -> io, ii", "parallel io"] in texts  # vectorize left out
+    assert ["parallel io", "vectorize j by 8"] not in texts  # parallel io needs the split: not replayed
+    assert any(t[0] != TEXTS[0] and t[0].startswith("split i by ") and t[1:] == TEXTS[1:] for t in texts)  # another factor
+    assert any(t[:2] == TEXTS[:2] and t[2] != TEXTS[2] and t[2].startswith("vectorize j by ") for t in texts)  # another width
+    assert TEXTS not in texts
+    for t in texts:
+        differing = sum(1 for a, b in zip(t, TEXTS) if a != b) + abs(len(t) - len(TEXTS))
+        assert differing >= 1
+        assert not _errors(t), t
+    assert len({n.key() for n in found}) == len(found)
+
+
+def test_neighbours_are_deterministic(stage):
+    c = _candidate(stage, TEXTS)
+    assert [n.texts for n in neighbours(c, stage[0], 8, 16)] == [n.texts for n in neighbours(c, stage[0], 8, 16)]
+
+
+def test_no_directives_has_no_neighbours(stage):
+    info, reads = stage
+    assert neighbours(start(info, reads), info, 8, 16) == []
+
+
+def _fake_measure(times):
+    """measure.measure with times from `times(contender)`: faster for some neighbours."""
+
+    def measure(todo, text, name, sizes, options):
+        for c in todo:
+            c.measured = [times(c) for _ in sizes]
+
+    return measure
+
+
+def test_a_faster_neighbour_replaces_the_incumbent_and_slower_ones_do_not(monkeypatch):
+    from irkit.tune import measure
+
+    def times(c):  # a narrower vector is what the measurement likes; say the model does not see it
+        text = " ".join(" ".join(d) for d in c.schedules.values())
+        return 1.0e-3 if "vectorize j by 8" in text else 2.0e-3
+
+    monkeypatch.setattr(measure, "measure", _fake_measure(times))
+    text = ROWSUM.read_text()
+    options = tuner.Options(sizes=[{"M": 64, "N": 128}], top_k=2, width=8, depth=3, rerank=8)
+    result = tuner.tune(replace_schedules(text, {}), str(ROWSUM), options)
+    chosen = " ".join(" ".join(d) for d in result.chosen.schedules.values())
+    assert "vectorize j by 8" in chosen, result.chosen.schedules
+    assert result.chosen.origin == "refined"
+    assert result.chosen.measured == [1.0e-3]
+    assert not tuner.unverified(result.text)
+
+
+def test_without_refinement_or_a_better_neighbour_the_measured_best_stays(monkeypatch):
+    from irkit.tune import measure
+
+    monkeypatch.setattr(measure, "measure", _fake_measure(lambda c: 1.0e-3))  # all tie
+    text = replace_schedules(ROWSUM.read_text(), {})
+    options = tuner.Options(sizes=[{"M": 64, "N": 128}], top_k=2, width=8, depth=3, rerank=8)
+    tied = tuner.tune(text, str(ROWSUM), options)
+    assert tied.chosen.origin != "refined"
+    options.refine = False
+    plain = tuner.tune(text, str(ROWSUM), options)
+    assert plain.chosen.key == tied.chosen.key
+    assert plain.measured_count < tied.measured_count  # the rounds measured neighbours, none won
+
+
+def test_trials_caps_the_refinement(monkeypatch):
+    from irkit.tune import measure
+
+    monkeypatch.setattr(measure, "measure", _fake_measure(lambda c: 1.0e-3))
+    text = replace_schedules(ROWSUM.read_text(), {})
+    options = tuner.Options(sizes=[{"M": 64, "N": 128}], top_k=2, trials=2, width=8, depth=3, rerank=8)
+    assert tuner.tune(text, str(ROWSUM), options).measured_count <= 2
