@@ -73,8 +73,10 @@ def measure(todo: list, text: str, name: str, sizes: list[dict[str, int]], optio
     ready = [c for c in todo if id(c) in kernels]
     small = probe_sizes(text, name, sizes[0])
     probes: dict[int, float] = {}
-    calls: dict[int, object] = {}
+    probe_calls: dict[int, object] = {}
     inputs = None
+    # every candidate checked first, then every one probed: the oracle's numpy (and its BLAS
+    # threads, which spin for a while after a call) never runs between two probes
     for c in ready:
         k = kernels[id(c)]
         try:
@@ -85,9 +87,16 @@ def measure(todo: list, text: str, name: str, sizes: list[dict[str, int]], optio
             if not checked["ok"]:
                 c.error = f"wrong result at {small}: {checked['message']}"
                 continue
-            p.call()
-            probes[id(c)] = _probe(p.call)
-            calls[id(c)] = p.call
+            probe_calls[id(c)] = p.call
+        except Exception as exc:  # noqa: BLE001
+            c.error = f"run: {exc}"[:300]
+    for c in ready:
+        call = probe_calls.get(id(c))
+        if call is None:
+            continue
+        try:
+            call()
+            probes[id(c)] = _probe(call)
         except Exception as exc:  # noqa: BLE001
             c.error = f"run: {exc}"[:300]
     if not probes:
@@ -96,7 +105,7 @@ def measure(todo: list, text: str, name: str, sizes: list[dict[str, int]], optio
     for c in ready:
         got = probes.get(id(c))
         if got is not None and got > SLOW * fastest:
-            got = min(got, _probe(calls[id(c)]))  # once more: a probe the host interrupted is no verdict
+            got = min(got, _probe(probe_calls[id(c)]))  # once more: a probe the host interrupted is no verdict
             probes[id(c)] = got
         if got is not None and got > SLOW * fastest:
             c.error = f"{got / fastest:.1f}x slower than the fastest candidate at {small}; not timed at full size"

@@ -64,7 +64,7 @@ def rowsum_run(tmp_path_factory):
 def test_the_tuned_document_parses_and_runs_correct(rowsum_run):
     result, _, _, _ = rowsum_run
     assert result.chosen.measured and all(v is not None and v > 0 for v in result.chosen.measured)
-    assert result.chosen.origin in ("search", "document")
+    assert result.chosen.origin in ("search", "document", "refined")
     parse_design(result.text, "tuned.design")  # checks it, lowering included
     assert own_schedules(result.text) == result.chosen.schedules
     assert "# irkit tune" in result.text
@@ -132,7 +132,8 @@ def test_a_dropped_candidate_is_logged_and_not_tried_again(tmp_path, monkeypatch
     monkeypatch.setattr(measure, "measure", fake)
     log = tmp_path / "tune.jsonl"
     sizes = [dict(s) for s in ROWSUM_SIZES]
-    first = tuner.tune(ROWSUM.read_text(), str(ROWSUM), tuner.Options(sizes=sizes, log=log, **SMALL))
+    plain = {**SMALL, "refine": False}  # the top k only: one batch (refinement's batches are logged alike)
+    first = tuner.tune(ROWSUM.read_text(), str(ROWSUM), tuner.Options(sizes=sizes, log=log, **plain))
     own = next(c for c in first.contenders if c.origin == "document")
     assert len(calls) == 1 and own.key in calls[0] and len(calls[0]) >= 2  # the top 2 and the document's own
     rows = [json.loads(line) for line in lines(log)]
@@ -140,7 +141,7 @@ def test_a_dropped_candidate_is_logged_and_not_tried_again(tmp_path, monkeypatch
     assert len(rows) == len(calls[0]) * len(sizes) and len(dropped) == len(sizes)
     assert all(r["error"].startswith("wrong result") for r in dropped)
     said: list[str] = []
-    again = tuner.tune(ROWSUM.read_text(), str(ROWSUM), tuner.Options(sizes=sizes, log=log, report=said.append, **SMALL))
+    again = tuner.tune(ROWSUM.read_text(), str(ROWSUM), tuner.Options(sizes=sizes, log=log, report=said.append, **plain))
     assert calls[1:] in ([], [[]])  # nothing to measure
     assert len(lines(log)) == len(rows)
     assert again.chosen.key == first.chosen.key and again.text == first.text

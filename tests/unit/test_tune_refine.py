@@ -4,6 +4,7 @@ tie replaces it (with the measurements faked: times belong in bench/)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -117,3 +118,29 @@ def test_trials_caps_the_refinement(monkeypatch):
     text = replace_schedules(ROWSUM.read_text(), {})
     options = tuner.Options(sizes=[{"M": 64, "N": 128}], top_k=2, trials=2, width=8, depth=3, rerank=8)
     assert tuner.tune(text, str(ROWSUM), options).measured_count <= 2
+
+
+def test_refinement_logs_each_measured_neighbour_once_and_a_resumed_run_measures_none(monkeypatch, tmp_path):
+    from irkit.tune import measure
+
+    measured: list[list[str]] = []
+
+    def fake(todo, text, name, sizes, options):
+        measured.append([c.origin for c in todo])
+        for c in todo:
+            t = " ".join(" ".join(d) for d in c.schedules.values())
+            c.measured = [1.0e-3 if "vectorize j by 8" in t else 2.0e-3 for _ in sizes]
+
+    monkeypatch.setattr(measure, "measure", fake)
+    log = tmp_path / "tune.jsonl"
+    text = replace_schedules(ROWSUM.read_text(), {})
+    options = dict(sizes=[{"M": 64, "N": 128}], top_k=2, width=8, depth=3, rerank=8, log=log)
+    first = tuner.tune(text, str(ROWSUM), tuner.Options(**options))
+    rows = log.read_text().splitlines()
+    keys = [json.dumps([r["schedules"], r["sizes"]], sort_keys=True) for r in map(json.loads, rows)]
+    assert len(keys) == len(set(keys)) == first.measured_count
+    measured.clear()
+    again = tuner.tune(text, str(ROWSUM), tuner.Options(**options))
+    assert again.chosen.key == first.chosen.key
+    assert all(origin == tuner.INCUMBENT for batch in measured for origin in batch)  # only the re-timed copies
+    assert log.read_text().splitlines() == rows
