@@ -64,6 +64,12 @@ from irkit.backends.c_syntax import comment as _comment
 from irkit.dialects.loop import ForOp, LoadOp, LocalOp, StoreOp
 
 MAX_GROUPS = 16  # most vectors one explicit loop is unrolled into
+# The widest vector register of the targets irkit builds for (AVX-512: 64 bytes).  A vector loop
+# wider than that (`vectorize jv by 32` on f32) is written as groups of vectors this wide: gcc keeps
+# a GNU vector wider than any register in stack memory (a 2 x 16 f32 register block ran 3x slower
+# than the 1 x 16 one on the Zen 5 guest, with 876 stack accesses), and finds no FMA for it.
+MAX_VECTOR_BYTES = 64
+_BYTES = {"f32": 4, "f64": 8}
 _ARITH = {"arith.addf": "+", "arith.subf": "-", "arith.mulf": "*", "arith.divf": "/"}
 
 # ------------------------------------------------------------------ C text
@@ -180,10 +186,13 @@ def plan_loop(loop: ForOp) -> LoopPlan | None:
     if lo is None or hi is None:
         return None
     diff = hi - lo
+    body = list(loop.body.block.ops)
+    widest = max((_BYTES.get(_short(t) or "", 0) for op in body for t in (*op.result_types, *op.operand_types)), default=0)
+    if widest:
+        width = min(width, max(2, MAX_VECTOR_BYTES // widest))
     if diff.terms or diff.const <= 0 or diff.const % width or diff.const // width > MAX_GROUPS:
         return None
     iv = loop.induction_var
-    body = list(loop.body.block.ops)
     varying: set[SSAValue] = {iv}
     for op in body:
         if op.regions:

@@ -6,7 +6,10 @@ tuned document and the one it came from share it), the sizes, the schedule
 compile time, and the host's fingerprint (CPU, ISA, the hardware
 description's hash).  A candidate the measurement dropped (it did not
 compile, its result was wrong, or its probe was far slower than the
-fastest) has a line too, with `"measured": null` and the `"error"`.
+fastest) has a line too, with `"measured": null` and the `"error"`.  A
+refinement batch re-times its incumbent beside its neighbours; that line
+carries the batch's number (`"batch"`), and a resumed run reads it back for
+the same batch instead of timing again.
 `irkit tune --log FILE` reads it first: a candidate already measured (or
 dropped) for this document, these sizes and this host is not measured
 again, and `--from-log` picks the best known schedule without
@@ -61,6 +64,9 @@ class Entry:
     compile_seconds: float
     host: dict
     error: str | None = None
+    # A refinement batch's re-timing of the incumbent (its number in the run), not a candidate's
+    # own measurement: a resumed run reads it back for the same batch, so it decides as the first.
+    batch: int | None = None
 
     @property
     def schedule(self) -> str:
@@ -68,6 +74,8 @@ class Entry:
 
     def to_json(self) -> dict:
         extra = {} if self.error is None else {"error": self.error}
+        if self.batch is not None:
+            extra["batch"] = self.batch
         return {
             "document": self.document,
             "sizes": self.sizes,
@@ -101,6 +109,7 @@ def read_log(path: Path) -> list[Entry]:
                     float(row.get("compile_seconds", 0.0)),
                     dict(row.get("host", {})),
                     None if row.get("error") is None else str(row["error"]),
+                    None if row.get("batch") is None else int(row["batch"]),
                 )
             )
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
@@ -121,9 +130,19 @@ def same_host(a: dict, b: dict) -> bool:
 
 
 def known(entries: list[Entry], document: str, host: dict) -> dict[tuple[str, str], Entry]:
-    """(schedule, sizes) -> the entry, for this document and host (the last one wins)."""
+    """(schedule, sizes) -> the entry, for this document and host (the last one wins); the
+    incumbents' re-timings are not among them (`retimed`)."""
     out = {}
     for e in entries:
-        if e.document == document and same_host(e.host, host):
+        if e.batch is None and e.document == document and same_host(e.host, host):
             out[(e.schedule, sizes_key(e.sizes))] = e
     return out
+
+
+def retimed(entries: list[Entry], document: str, host: dict) -> dict[tuple[str, str, int], Entry]:
+    """(schedule, sizes, batch) -> a refinement batch's re-timing of its incumbent."""
+    return {
+        (e.schedule, sizes_key(e.sizes), e.batch): e
+        for e in entries
+        if e.batch is not None and e.document == document and same_host(e.host, host)
+    }

@@ -221,12 +221,15 @@ def register_blocks(root: Candidate, info, lanes: int, registers: int, cores: in
     vector_roots = [r for r, _ in out_access.coeffs[inner_dim]] if out_access.coeffs else []
     seeds: list[Candidate] = []
     for vroot in (r for r in vector_roots if r in spatial):
-        for width in sorted({lanes, max(2, lanes // 2)}, reverse=True):
+        # two vectors a row (the wide micro-kernels of BLIS and OpenBLAS: 2 x 16 lanes x 6 rows on
+        # AVX-512 loads one B row of two vectors per 12 FMAs), one, or half of one
+        for width in sorted({2 * lanes, lanes, max(2, lanes // 2)}, reverse=True):
             if info.extents.get(vroot, 1) < 2 * width:
                 continue
+            vectors = max(1, width // lanes)
             for jam in (r for r in spatial if r != vroot):
                 for factor in (2, 4, 6, 8):
-                    if factor > registers - 4 or factor > info.extents.get(jam, 1):
+                    if factor * vectors > registers - 4 or factor > info.extents.get(jam, 1):
                         continue
                     for panel in (None, *PANELS):
                         c = _block(root, info, vroot, width, jam, factor, spatial, cores, panel)

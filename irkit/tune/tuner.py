@@ -79,6 +79,7 @@ class Contender:
     # candidate and the placements of the temporaries (None: the document's own, or no directives)
     bases: dict | None = None
     placed: dict[str, list[str]] = field(default_factory=dict)
+    batch: int | None = None  # an incumbent's copy: the refinement batch it is re-timed in
 
     @property
     def key(self) -> str:
@@ -189,7 +190,8 @@ def tune(text: str, name: str, options: Options) -> Result:
             raise DiagnosticError([Diagnostic("error", f"{name}: no candidate could be measured: {priced[0].error}")])
         result.chosen = choose(ok)
         if not interrupted and options.refine:
-            result.chosen = _refine(result.chosen, kernels[0], machine, text, name, sizes, hw, options, result, deadline)
+            _refine(result.chosen, kernels[0], machine, text, name, sizes, hw, options, result, deadline)
+            result.chosen = choose(timed_in_model_order(result.contenders))
     result.text = _write(text, result)
     result.seconds = time.perf_counter() - t0
     return result
@@ -218,6 +220,13 @@ def from_log(text: str, name: str, path: Path, size_sets: list[dict[str, int]], 
         if all(r is not None and r.measured is not None for r in rows):  # not dropped
             c.measured = [r.measured for r in rows]  # type: ignore[union-attr]
             c.predicted = [r.predicted for r in rows]  # type: ignore[union-attr,misc]
+    latest: dict[tuple[str, str], tlog.Entry] = {}
+    for (key, at, _), entry in sorted(tlog.retimed(tlog.read_log(path), doc, host).items(), key=lambda kv: kv[0][2]):
+        latest[(key, at)] = entry  # the incumbents' re-timings: the last batch's wins, as in the run
+    for c in by_schedule.values():
+        again = [latest.get((c.key, tlog.sizes_key(s))) for s in sizes]
+        if c.measured and all(r is not None and r.measured is not None for r in again):
+            c.measured = [r.measured for r in again]  # type: ignore[union-attr]
     ok = [c for c in by_schedule.values() if c.measured]
     if not ok:
         at = "; ".join(tlog.sizes_key(s) for s in sizes)
@@ -225,10 +234,17 @@ def from_log(text: str, name: str, path: Path, size_sets: list[dict[str, int]], 
             [Diagnostic("error", f"{path}: no schedule of this document measured on this host at {at} "
                         f"({len(known)} entries for it, {len(tlog.read_log(path))} in all); run `irkit tune --log {path}` first")]
         )
-    ok.sort(key=lambda c: (c.objective(c.predicted), c.key))  # the full model's order, as `tune` breaks ties
+    ok = timed_in_model_order(ok)  # as `tune` breaks ties
     result = Result(choose(ok), "", sizes, ok, 0, 0.0, 0, 0, 0.0, None)
     result.text = _write(text, result)
     return result
+
+
+def timed_in_model_order(contenders: list[Contender]) -> list[Contender]:
+    """Those measured at every size, in the full model's order (then by key): the order `choose`
+    gives ties to, the same for a run and for `--from-log`."""
+    ok = [c for c in contenders if c.measured and all(v is not None for v in c.measured)]
+    return sorted(ok, key=lambda c: (c.objective(c.predicted), c.key))
 
 
 def choose(measured: list[Contender]) -> Contender:
@@ -410,19 +426,24 @@ def finalists(priced: list[Contender], k: int) -> list[Contender]:
 
 def _measure(chosen: list[Contender], sizes, hw, text: str, name: str, options: Options, result: Result) -> None:
     """Compile the candidates in parallel, probe, then time them together; the log's are not
-    measured again, and an incumbent (`INCUMBENT`: a copy re-measured beside its neighbours) is
-    neither looked up nor logged."""
+    measured again.  An incumbent's copy (`INCUMBENT`, re-timed beside its neighbours) is looked up
+    and logged under its batch's number, and not counted as a measured candidate."""
     from irkit.tune import measure
 
     doc = tlog.document_hash(text)
     host = tlog.host_of(hw)
-    known = tlog.known(tlog.read_log(options.log), doc, host) if options.log else {}
+    entries = tlog.read_log(options.log) if options.log else []
+    known = tlog.known(entries, doc, host)
+    again = tlog.retimed(entries, doc, host)
     todo = []
     for c in chosen:
         if c.origin == INCUMBENT:
-            todo.append(c)
-            continue
-        logged = [known.get((c.key, tlog.sizes_key(s))) for s in sizes]
+            logged = [again.get((c.key, tlog.sizes_key(s), c.batch)) for s in sizes]
+            if all(e is not None and e.measured is not None for e in logged):
+                c.measured = [e.measured for e in logged]  # type: ignore[union-attr]
+                continue
+        else:
+            logged = [known.get((c.key, tlog.sizes_key(s))) for s in sizes]
         if all(e is not None for e in logged):
             dropped = next((e for e in logged if e.measured is None), None)  # type: ignore[union-attr]
             if dropped is not None:
@@ -438,17 +459,16 @@ def _measure(chosen: list[Contender], sizes, hw, text: str, name: str, options: 
         if c.error is not None or not c.measured:
             if c.error:
                 options.report(f"irkit tune: dropped ({c.error}): {c.key}")
-                if options.log:  # so that a resumed run does not try it again
+                if options.log and c.origin != INCUMBENT:  # so that a resumed run does not try it again
                     for s, pred in zip(sizes, c.predicted):
                         tlog.append(options.log, tlog.Entry(doc, s, c.schedules, pred, None, c.compile_seconds, host, c.error))
             continue
         options.report(f"irkit tune: measured {_ms(c.measured)} (predicted {_ms(c.predicted)}) {c.origin}: {c.key}")
-        if c.origin == INCUMBENT:
-            continue
-        result.measured_count += 1
+        if c.origin != INCUMBENT:
+            result.measured_count += 1
         if options.log:
             for s, pred, meas in zip(sizes, c.predicted, c.measured):
-                tlog.append(options.log, tlog.Entry(doc, s, c.schedules, pred, meas, c.compile_seconds, host))
+                tlog.append(options.log, tlog.Entry(doc, s, c.schedules, pred, meas, c.compile_seconds, host, batch=c.batch))
 
 
 INCUMBENT = "incumbent"  # the origin of a best schedule's copy re-measured beside its neighbours
@@ -510,7 +530,10 @@ def _refine(best: Contender, kernel: KernelInfo, machine: Machine, text: str, na
             picked, pending = pending[:left], pending[left:]
             if not picked:
                 return best
-            copy = Contender(best.schedules, best.text, INCUMBENT, predicted=best.predicted, bases=best.bases, placed=best.placed)
+            copy = Contender(
+                best.schedules, best.text, INCUMBENT, predicted=best.predicted, bases=best.bases, placed=best.placed,
+                batch=batches + 1,
+            )  # fmt: skip
             _measure([copy, *picked], sizes, hw, text, name, options, result)
         except KeyboardInterrupt:
             say("irkit tune: interrupted: keeping the best measured so far")
@@ -520,6 +543,7 @@ def _refine(best: Contender, kernel: KernelInfo, machine: Machine, text: str, na
         timed = [c for c in picked if c.measured and all(v is not None for v in c.measured)]
         if not copy.measured or any(v is None for v in copy.measured):
             return best  # the incumbent itself could not be timed again: no fair comparison
+        best.measured = list(copy.measured)  # its latest time, as `from_log` reads it back
         winner = min(timed, key=lambda c: (c.objective(c.measured), c.key)) if timed else None
         if winner is not None:
             gain = math.exp(copy.objective(copy.measured) - winner.objective(winner.measured))

@@ -96,11 +96,15 @@ def test_two_size_sets_give_one_loss_each(rowsum_run):
 
 def test_the_log_has_a_line_for_every_candidate_and_size(rowsum_run):
     result, _, log, after = rowsum_run
-    rows = [json.loads(line) for line in after]
+    every = [json.loads(line) for line in after]
+    rows = [r for r in every if "batch" not in r]  # the candidates' own measurements
     tried = [c for c in result.contenders if c.measured or c.error]
     assert len(rows) == len(tried) * len(ROWSUM_SIZES)
     assert {r["schedule"] for r in rows} == {c.key for c in tried}
     assert all((r["measured"] is None) == ("error" in r) for r in rows)  # a dropped candidate says why
+    again = [r for r in every if "batch" in r]  # refinement's re-timings of its incumbents
+    assert all(r["schedule"] in {c.key for c in tried} and r["measured"] is not None for r in again)
+    assert len({(r["batch"], r["schedule"], json.dumps(r["sizes"], sort_keys=True)) for r in again}) == len(again)
 
 
 def test_a_second_run_with_the_log_measures_nothing_new(rowsum_run):
