@@ -7,8 +7,8 @@ same DRAM traffic, yet differ by 5-10% measured on the Zen 5 guest -- the
 best schedule can sit one decision away from the measured best.  A
 refinement round changes one decision of one stage of the best measured
 schedule: another value the directive's record offers for the same target
-at that point of the schedule (a factor, a width, an order), or the
-directive left out.  The tuner prices those neighbours with the full model
+at that point of the schedule (a factor, a width, an order), the directive
+left out, or one directive more at the end (what the records offer there).  The tuner prices those neighbours with the full model
 and measures the best few beside the incumbent (Ansor's measured rounds,
 with the records' spaces as the mutations and the beam's result as the
 start).
@@ -33,9 +33,9 @@ def _replay(c: Candidate, entries, info: StageInfo) -> Candidate | None:
 
 def neighbours(c: Candidate, info: StageInfo, lanes: int, registers: int) -> list[Candidate]:
     """The candidates that differ from `c` in one entry: each other offer of the same record for
-    the same target where that entry stands, then the entry left out; the entries after it replayed
-    (a neighbour whose later entries no longer apply is no neighbour).  In entry order, then in the
-    record's order of offers: deterministic."""
+    the same target where that entry stands, then the entry left out, the entries after it replayed
+    (a neighbour whose later entries no longer apply is no neighbour); then `c` with one offer more
+    at its end.  In entry order, then in the records' order of offers: deterministic."""
     root = start(info, tuple(c.nest.reads))
     out: dict[tuple, Candidate] = {}
     prefix: Candidate | None = root
@@ -56,4 +56,8 @@ def neighbours(c: Candidate, info: StageInfo, lanes: int, registers: int) -> lis
         if dropped is not None and dropped.key() != c.key():
             out.setdefault(dropped.key(), dropped)
         prefix = extend(prefix, entry, info)
+    for e in next_entries(c, info, lanes, registers):  # one directive more, at the end
+        got = extend(c, e, info)
+        if got is not None and got.key() != c.key():
+            out.setdefault(got.key(), got)
     return list(out.values())

@@ -258,27 +258,33 @@ def _ms(seconds: tuple[float, ...] | list[float]) -> str:
 
 
 def _combine(text: str, kernel: KernelInfo, found: dict[str, list[Scored]], options: Options) -> list[Contender]:
-    """Stage finalists combined (best rank sums first), each temporary with every placement, and the document's own."""
+    """Stage finalists combined, each temporary with every placement, and the document's own.  First
+    each stage's every finalist with the other stages' best (so a shape that pays off only with a
+    producer computed inside it, as blur's row strips, reaches the full model however late the
+    screening model ranks it), then the rest by best rank sums, up to the cap."""
     from irkit.validate.suite import own_schedules, replace_schedules
 
     stages = list(found)
     per_stage = max(options.finalists, round(options.rerank ** (1.0 / max(1, len(stages)))))
     choices = [_shapes_first(found[s], per_stage) for s in stages]
-    combos = sorted(itertools.product(*[list(enumerate(c)) for c in choices]), key=lambda combo: (sum(i for i, _ in combo), [i for i, _ in combo]))
+    everything = sorted(itertools.product(*[list(enumerate(c)) for c in choices]), key=lambda combo: (sum(i for i, _ in combo), [i for i, _ in combo]))
+    one_varied = [combo for combo in everything if sum(1 for i, _ in combo if i) <= 1]
+    combos = one_varied + [combo for combo in everything if sum(1 for i, _ in combo if i) > 1]
+    covered = len(one_varied)
     out: dict[str, Contender] = {}
     own = own_schedules(text)
     if own:
         out[tlog.schedule_key(own)] = Contender(own, text, "document")
     out.setdefault(tlog.schedule_key({}), Contender({}, replace_schedules(text, {}), "search"))  # always legal
-    for combo in combos:
+    for n, combo in enumerate(combos):
         base = {s: choice.candidate for s, (_, choice) in zip(stages, combo)}
         for placed in _placements(kernel, base):
             schedules = schedules_of(base, placed)
             key = tlog.schedule_key(schedules)
             if key not in out:
                 out[key] = Contender(schedules, replace_schedules(text, schedules), "search", bases=base, placed=placed)
-            if len(out) >= options.rerank * len(stages):  # each stage's shapes, and the placements between them
-                return list(out.values())
+        if n + 1 >= covered and len(out) >= options.rerank * len(stages):  # each stage's shapes, and the placements
+            return list(out.values())
     return list(out.values())
 
 
