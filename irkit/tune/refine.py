@@ -32,12 +32,18 @@ def _replay(c: Candidate, entries, info: StageInfo) -> Candidate | None:
 
 
 def neighbours(c: Candidate, info: StageInfo, lanes: int, registers: int) -> list[Candidate]:
-    """The candidates that differ from `c` in one entry: each other offer of the same record for
+    """`moves` without the moves."""
+    return [n for _, n in moves(c, info, lanes, registers)]
+
+
+def moves(c: Candidate, info: StageInfo, lanes: int, registers: int) -> list[tuple[str, Candidate]]:
+    """The candidates that differ from `c` in one entry, each with its move (`change split`,
+    `drop vectorize`, `add vectorize`): each other offer of the same record for
     the same target where that entry stands, then the entry left out, the entries after it replayed
     (a neighbour whose later entries no longer apply is no neighbour); then `c` with one offer more
     at its end.  In entry order, then in the records' order of offers: deterministic."""
     root = start(info, tuple(c.nest.reads))
-    out: dict[tuple, Candidate] = {}
+    out: dict[tuple, tuple[str, Candidate]] = {}
     prefix: Candidate | None = root
     for p, entry in enumerate(c.entries):
         if prefix is None:
@@ -51,13 +57,13 @@ def neighbours(c: Candidate, info: StageInfo, lanes: int, registers: int) -> lis
             moved = extend(prefix, alt, info)
             got = None if moved is None else _replay(moved, rest, info)
             if got is not None and got.key() != c.key():
-                out.setdefault(got.key(), got)
+                out.setdefault(got.key(), (f"change {entry['kind']}", got))
         dropped = _replay(prefix, rest, info)
         if dropped is not None and dropped.key() != c.key():
-            out.setdefault(dropped.key(), dropped)
+            out.setdefault(dropped.key(), (f"drop {entry['kind']}", dropped))
         prefix = extend(prefix, entry, info)
     for e in next_entries(c, info, lanes, registers):  # one directive more, at the end
         got = extend(c, e, info)
         if got is not None and got.key() != c.key():
-            out.setdefault(got.key(), got)
+            out.setdefault(got.key(), (f"add {e['kind']}", got))
     return list(out.values())

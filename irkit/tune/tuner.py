@@ -80,6 +80,7 @@ class Contender:
     bases: dict | None = None
     placed: dict[str, list[str]] = field(default_factory=dict)
     batch: int | None = None  # an incumbent's copy: the refinement batch it is re-timed in
+    move: str = ""  # a refinement neighbour: what changed (`out: add vectorize`)
 
     @property
     def key(self) -> str:
@@ -487,22 +488,45 @@ REFINE_MEASURE = 3  # neighbours measured a batch: the full model's best of thos
 def _neighbour_contenders(best: Contender, kernel: KernelInfo, machine: Machine, text: str, seen: set[str]) -> list[Contender]:
     """The schedules one decision away from `best` in one stage (irkit.tune.refine), placements kept,
     without those already priced (`seen`, which they join)."""
-    from irkit.tune.refine import neighbours
+    from irkit.tune.refine import moves
     from irkit.validate.suite import replace_schedules
 
     out: list[Contender] = []
     for stage, cand in (best.bases or {}).items():
         info = kernel.stages[stage]
         lanes = machine.lanes(info.bodies[0].dtype_bits if info.bodies else 32)
-        for nb in neighbours(cand, info, lanes, machine.registers):
+        for move, nb in moves(cand, info, lanes, machine.registers):
             bases = {**best.bases, stage: nb}  # type: ignore[dict-item]
             schedules = schedules_of(bases, best.placed)
             key = tlog.schedule_key(schedules)
             if key in seen:
                 continue
             seen.add(key)
-            out.append(Contender(schedules, replace_schedules(text, schedules), "refined", bases=bases, placed=best.placed))
+            c = Contender(schedules, replace_schedules(text, schedules), "refined", bases=bases, placed=best.placed)
+            c.move = f"{stage}: {move}"
+            out.append(c)
     return out
+
+
+def _one_per_move(pending: list[Contender], n: int) -> tuple[list[Contender], list[Contender]]:
+    """The next `n` neighbours to measure, and the rest: the full model's best of each move first
+    (a factor changed, a directive dropped, one added), then in its order.  The full model prices
+    many neighbours alike (blur's strip heights within 2%), and measuring its three best would
+    spend a batch on one move."""
+    picked: list[Contender] = []
+    moved: set[str] = set()
+    for c in pending:
+        if len(picked) == n:
+            break
+        if c.move not in moved:
+            moved.add(c.move)
+            picked.append(c)
+    for c in pending:
+        if len(picked) == n:
+            break
+        if c not in picked:
+            picked.append(c)
+    return picked, [c for c in pending if c not in picked]
 
 
 def _refine(best: Contender, kernel: KernelInfo, machine: Machine, text: str, name: str, sizes, hw, options: Options,
@@ -533,7 +557,7 @@ def _refine(best: Contender, kernel: KernelInfo, machine: Machine, text: str, na
                 result.contenders.extend(pending)
                 result.predicted_count += len(pending)
                 fresh, tries = False, 0
-            picked, pending = pending[:left], pending[left:]
+            picked, pending = _one_per_move(pending, left)
             if not picked:
                 return best
             copy = Contender(

@@ -153,3 +153,16 @@ def test_refinement_logs_each_measured_neighbour_once_and_a_resumed_run_measures
     assert all(batch == [] for batch in measured)  # the incumbents' re-timings come from the log too
     assert again.measured_count == 0
     assert log.read_text().splitlines() == rows
+
+
+def test_a_batch_measures_the_best_of_each_move_first():
+    made = []
+    for n, move in enumerate(["out: change split", "out: change split", "out: add vectorize", "bx: drop unroll", "out: change split"]):
+        c = tuner.Contender({"out": [f"split y by {n + 2}"]}, "", "refined")
+        c.move = move
+        made.append(c)
+    picked, rest = tuner._one_per_move(made, 3)
+    assert picked == [made[0], made[2], made[3]]  # in the model's order, one per move
+    assert rest == [made[1], made[4]]
+    picked, rest = tuner._one_per_move(made, 4)
+    assert picked == [made[0], made[2], made[3], made[1]] and rest == [made[4]]
