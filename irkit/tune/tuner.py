@@ -221,13 +221,13 @@ def from_log(text: str, name: str, path: Path, size_sets: list[dict[str, int]], 
         if all(r is not None and r.measured is not None for r in rows):  # not dropped
             c.measured = [r.measured for r in rows]  # type: ignore[union-attr]
             c.predicted = [r.predicted for r in rows]  # type: ignore[union-attr,misc]
-    latest: dict[tuple[str, str], tlog.Entry] = {}
-    for (key, at, _), entry in sorted(tlog.retimed(tlog.read_log(path), doc, host).items(), key=lambda kv: kv[0][2]):
-        latest[(key, at)] = entry  # the incumbents' re-timings: the last batch's wins, as in the run
+    fastest: dict[tuple[str, str], float] = {}
+    for (key, at, _), entry in tlog.retimed(tlog.read_log(path), doc, host).items():
+        if entry.measured is not None:  # the incumbents' re-timings: each schedule at its best, as in the run
+            fastest[(key, at)] = min(entry.measured, fastest.get((key, at), entry.measured))
     for c in by_schedule.values():
-        again = [latest.get((c.key, tlog.sizes_key(s))) for s in sizes]
-        if c.measured and all(r is not None and r.measured is not None for r in again):
-            c.measured = [r.measured for r in again]  # type: ignore[union-attr]
+        if c.measured:
+            c.measured = [min(v, fastest.get((c.key, tlog.sizes_key(s)), v)) for v, s in zip(c.measured, sizes)]  # type: ignore[type-var]
     ok = [c for c in by_schedule.values() if c.measured]
     if not ok:
         at = "; ".join(tlog.sizes_key(s) for s in sizes)
@@ -573,7 +573,8 @@ def _refine(best: Contender, kernel: KernelInfo, machine: Machine, text: str, na
         timed = [c for c in picked if c.measured and all(v is not None for v in c.measured)]
         if not copy.measured or any(v is None for v in copy.measured):
             return best  # the incumbent itself could not be timed again: no fair comparison
-        best.measured = list(copy.measured)  # its latest time, as `from_log` reads it back
+        # its best time: the host's noise only ever slows a run down (as `from_log` reads it back)
+        best.measured = [min(a, b) for a, b in zip(best.measured, copy.measured)]  # type: ignore[type-var]
         winner = min(timed, key=lambda c: (c.objective(c.measured), c.key)) if timed else None
         if winner is not None:
             gain = math.exp(copy.objective(copy.measured) - winner.objective(winner.measured))

@@ -166,3 +166,21 @@ def test_a_batch_measures_the_best_of_each_move_first():
     assert rest == [made[1], made[4]]
     picked, rest = tuner._one_per_move(made, 4)
     assert picked == [made[0], made[2], made[3], made[1]] and rest == [made[4]]
+
+
+def test_from_log_takes_each_schedule_at_its_best_timing(tmp_path):
+    """An incumbent re-timed slower in a later batch keeps its best time: the host's noise only slows."""
+    from irkit.frontend import parse_design
+    from irkit.perf.hardware import hardware_of_module
+    from irkit.tune import log as tlog
+
+    text = ROWSUM.read_text()
+    hw = hardware_of_module(parse_design(text, str(ROWSUM)), str(ROWSUM))
+    doc, host, sizes = tlog.document_hash(text), tlog.host_of(hw), {"M": 64, "N": 128}
+    log = tmp_path / "tune.jsonl"
+    a, b = {"s": ["vectorize j by 16"]}, {"s": ["vectorize j by 8"]}
+    tlog.append(log, tlog.Entry(doc, sizes, a, 1e-3, 1.0e-3, 0.1, host))
+    tlog.append(log, tlog.Entry(doc, sizes, b, 1e-3, 1.1e-3, 0.1, host))
+    tlog.append(log, tlog.Entry(doc, sizes, a, 1e-3, 1.5e-3, 0.1, host, batch=1))  # a slow re-timing
+    known = tuner.from_log(text, str(ROWSUM), log, [sizes], hw)
+    assert known.chosen.schedules == a and known.chosen.measured == [1.0e-3]
