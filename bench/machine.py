@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.blas_env import removed
+from bench.blas_env import OVERRIDES, removed
 
 HERE = Path(__file__).resolve().parent
 FLOAT_P = ctypes.POINTER(ctypes.c_float)
@@ -125,7 +125,7 @@ def describe(threads: int) -> dict:
         "blas": blas_info(),
         "halide": halide_info(),
         "irkit_commit": _git_commit(),
-        "openblas_env": {k: os.environ[k] for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if k in os.environ},
+        "openblas_env": {k: os.environ[k] for k in OVERRIDES if k in os.environ},
         "openblas_env_removed": removed(),
     }
 

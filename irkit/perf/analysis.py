@@ -114,18 +114,16 @@ def _mean_trips(loop: Loop) -> Expr:
     they depend on the loops around it (a parallel loop inside a tile loop, with a tail), their
     sum over those loops over the entries, so that no loop variable is left in the term."""
     trips = loop.trips()
-    outer = set()
+    outer = []
     node = loop.parent
     while node is not None:
-        outer.add(node.var)
+        outer.append(node)
         node = node.parent
-    if not trips.free() & outer:
+    if not trips.free() & {n.var for n in outer}:
         return trips
     total = trips
-    node = loop.parent
-    while node is not None:
+    for node in outer:
         total = total_over(node, total, per_core=False)
-        node = node.parent
     return ex.rdiv(total, ex.max_(_entries(loop), 1))
 
 

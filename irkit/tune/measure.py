@@ -106,7 +106,6 @@ def measure(todo: list, text: str, name: str, sizes: list[dict[str, int]], optio
         got = probes.get(id(c))
         if got is not None and got > SLOW * fastest:
             got = min(got, _probe(probe_calls[id(c)]))  # once more: a probe the host interrupted is no verdict
-            probes[id(c)] = got
         if got is not None and got > SLOW * fastest:
             c.error = f"{got / fastest:.1f}x slower than the fastest candidate at {small}; not timed at full size"
     ready = [c for c in ready if c.error is None]

@@ -8,8 +8,9 @@ best schedule can sit one decision away from the measured best.  A
 refinement round changes one decision of one stage of the best measured
 schedule: another value the directive's record offers for the same target
 at that point of the schedule (a factor, a width, an order), the directive
-left out, or one directive more at the end (what the records offer there).  The tuner prices those neighbours with the full model
-and measures the best few beside the incumbent (Ansor's measured rounds,
+left out, or one directive more at the end (what the records offer there).
+The tuner prices those neighbours with the full model and measures the best
+few beside the incumbent (Ansor's measured rounds,
 with the records' spaces as the mutations and the beam's result as the
 start).
 
@@ -20,15 +21,8 @@ is as legal as anything the search proposes.
 from __future__ import annotations
 
 from irkit.tune.candidate import Candidate, _target, extend, next_entries, start
+from irkit.tune.search import _replay_all as _replay
 from irkit.tune.stages import StageInfo
-
-
-def _replay(c: Candidate, entries, info: StageInfo) -> Candidate | None:
-    for e in entries:
-        c = extend(c, e, info)
-        if c is None:
-            return None
-    return c
 
 
 def neighbours(c: Candidate, info: StageInfo, lanes: int, registers: int) -> list[Candidate]:
@@ -55,10 +49,10 @@ def moves(c: Candidate, info: StageInfo, lanes: int, registers: int) -> list[tup
         ]  # fmt: skip
         for alt in offers:
             moved = extend(prefix, alt, info)
-            got = None if moved is None else _replay(moved, rest, info)
+            got = None if moved is None else _replay(moved, list(rest), info)
             if got is not None and got.key() != c.key():
                 out.setdefault(got.key(), (f"change {entry['kind']}", got))
-        dropped = _replay(prefix, rest, info)
+        dropped = _replay(prefix, list(rest), info)
         if dropped is not None and dropped.key() != c.key():
             out.setdefault(dropped.key(), (f"drop {entry['kind']}", dropped))
         prefix = extend(prefix, entry, info)

@@ -209,7 +209,8 @@ def from_log(text: str, name: str, path: Path, size_sets: list[dict[str, int]], 
     hw = hw if hw is not None else hardware_of_module(module, name)
     sizes = [document_sizes(module, s) for s in (size_sets or [{}])]
     doc, host = tlog.document_hash(text), tlog.host_of(hw)
-    known = tlog.known(tlog.read_log(path), doc, host)
+    entries = tlog.read_log(path)
+    known = tlog.known(entries, doc, host)
     own = tlog.schedule_key(own_schedules(text))
     by_schedule: dict[str, Contender] = {}
     for (key, _), entry in sorted(known.items()):
@@ -222,7 +223,7 @@ def from_log(text: str, name: str, path: Path, size_sets: list[dict[str, int]], 
             c.measured = [r.measured for r in rows]  # type: ignore[union-attr]
             c.predicted = [r.predicted for r in rows]  # type: ignore[union-attr,misc]
     fastest: dict[tuple[str, str], float] = {}
-    for (key, at, _), entry in tlog.retimed(tlog.read_log(path), doc, host).items():
+    for (key, at, _), entry in tlog.retimed(entries, doc, host).items():
         if entry.measured is not None:  # the incumbents' re-timings: each schedule at its best, as in the run
             fastest[(key, at)] = min(entry.measured, fastest.get((key, at), entry.measured))
     for c in by_schedule.values():
@@ -233,7 +234,7 @@ def from_log(text: str, name: str, path: Path, size_sets: list[dict[str, int]], 
         at = "; ".join(tlog.sizes_key(s) for s in sizes)
         raise DiagnosticError(
             [Diagnostic("error", f"{path}: no schedule of this document measured on this host at {at} "
-                        f"({len(known)} entries for it, {len(tlog.read_log(path))} in all); run `irkit tune --log {path}` first")]
+                        f"({len(known)} entries for it, {len(entries)} in all); run `irkit tune --log {path}` first")]
         )
     ok = timed_in_model_order(ok)  # as `tune` breaks ties
     result = Result(choose(ok), "", sizes, ok, 0, 0.0, 0, 0, 0.0, None)
@@ -530,7 +531,7 @@ def _one_per_move(pending: list[Contender], n: int) -> tuple[list[Contender], li
 
 
 def _refine(best: Contender, kernel: KernelInfo, machine: Machine, text: str, name: str, sizes, hw, options: Options,
-            result: Result, deadline: float | None) -> Contender:  # fmt: skip
+            result: Result, deadline: float | None) -> None:  # fmt: skip
     """Measured refinement: the neighbours of the best measured schedule, priced by the full model,
     measured a few at a time (the model's best first) beside a copy of the incumbent, so that both
     are timed in one run.  A neighbour faster than the copy by more than TIE becomes the incumbent
@@ -543,13 +544,13 @@ def _refine(best: Contender, kernel: KernelInfo, machine: Machine, text: str, na
     fresh = True
     while batches < REFINE_BATCHES:
         if best.bases is None:
-            return best  # the document's own schedule or no directives: no decisions to change
+            return  # the document's own schedule or no directives: no decisions to change
         if deadline is not None and time.perf_counter() > deadline:
             say("irkit tune: budget: refinement stopped")
-            return best
+            return
         left = REFINE_MEASURE if options.trials is None else min(REFINE_MEASURE, options.trials - result.measured_count)
         if left <= 0:
-            return best
+            return
         try:
             if fresh:
                 new = _neighbour_contenders(best, kernel, machine, text, seen)[:REFINE_PRICE]
@@ -559,7 +560,7 @@ def _refine(best: Contender, kernel: KernelInfo, machine: Machine, text: str, na
                 fresh, tries = False, 0
             picked, pending = _one_per_move(pending, left)
             if not picked:
-                return best
+                return
             copy = Contender(
                 best.schedules, best.text, INCUMBENT, predicted=best.predicted, bases=best.bases, placed=best.placed,
                 batch=batches + 1,
@@ -567,12 +568,12 @@ def _refine(best: Contender, kernel: KernelInfo, machine: Machine, text: str, na
             _measure([copy, *picked], sizes, hw, text, name, options, result)
         except KeyboardInterrupt:
             say("irkit tune: interrupted: keeping the best measured so far")
-            return best
+            return
         batches += 1
         tries += 1
         timed = [c for c in picked if c.measured and all(v is not None for v in c.measured)]
         if not copy.measured or any(v is None for v in copy.measured):
-            return best  # the incumbent itself could not be timed again: no fair comparison
+            return  # the incumbent itself could not be timed again: no fair comparison
         # its best time: the host's noise only ever slows a run down (as `from_log` reads it back)
         best.measured = [min(a, b) for a, b in zip(best.measured, copy.measured)]  # type: ignore[type-var]
         winner = min(timed, key=lambda c: (c.objective(c.measured), c.key)) if timed else None
@@ -583,8 +584,7 @@ def _refine(best: Contender, kernel: KernelInfo, machine: Machine, text: str, na
         if winner is not None and winner.objective(winner.measured) < copy.objective(copy.measured) - math.log1p(TIE):
             best, fresh = winner, True
         elif tries >= REFINE_PATIENCE:
-            return best
-    return best
+            return
 
 
 def _write(text: str, result: Result) -> str:
