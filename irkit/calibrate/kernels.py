@@ -498,17 +498,30 @@ int32_t irkit_cal_triad(int64_t n, int64_t reps, int32_t threads, int32_t trials
 }
 
 /* The working-set sweep: one core's triad on the first n elements of three arrays of nmax, allocated
-   and first touched once (a handle), so that every footprint up to DRAM's costs one allocation. */
-typedef struct { float *buf, *a, *b, *c; int64_t nmax; } cal_sweep_t;
+   once (a handle), so that every footprint up to DRAM's costs one allocation.  Elements are first
+   touched as the footprints reach them (`ready`): a sweep that stops early in DRAM never faults in
+   the rest (gigabytes, where a VM reports its host's last-level cache). */
+typedef struct { float *buf, *a, *b, *c; int64_t nmax, ready; } cal_sweep_t;
 
 void *irkit_cal_sweep_alloc(int64_t nmax)
 {
     cal_sweep_t *h = malloc(sizeof(cal_sweep_t));
     if (!h) return NULL;
     h->nmax = nmax;
-    h->buf = cal_triad_arrays(nmax, &h->a, &h->b, &h->c);
-    if (!h->buf) { free(h); return NULL; }
+    h->ready = 0;
+    const int64_t stride = (nmax + 1023) / 1024 * 1024; /* as cal_triad_arrays lays them out */
+    if (posix_memalign((void **)&h->buf, 4096, (size_t)(3 * stride + 1024) * sizeof(float)) != 0) {
+        free(h);
+        return NULL;
+    }
+    h->a = h->buf + 256; h->b = h->buf + stride + 512; h->c = h->buf + 2 * stride + 768;
     return h;
+}
+
+static void cal_sweep_touch(cal_sweep_t *h, int64_t n)
+{
+    for (int64_t i = h->ready; i < n; i++) { h->a[i] = 0.0f; h->b[i] = 1.0f; h->c[i] = 2.0f; }
+    if (n > h->ready) h->ready = n;
 }
 
 void irkit_cal_sweep_free(void *handle)
@@ -521,6 +534,7 @@ int32_t irkit_cal_sweep_run(void *handle, int64_t n, int64_t reps, int32_t trial
 {
     cal_sweep_t *h = handle;
     if (!h || n > h->nmax || n < 1) return -1;
+    cal_sweep_touch(h, n);
     const float s = cal_const;
     cal_triad_pass(h->a, h->b, h->c, s, n); /* warm the level up */
     for (int32_t t = 0; t < trials; t++) {

@@ -172,6 +172,22 @@ def test_dram_footprint():
     assert measure.dram_footprint(caches, threads=4, available=None) == 256 * MiB  # two L3 instances
     assert measure.dram_footprint(caches, threads=2, available=100 * MiB) == 50 * MiB
     assert measure.dram_footprint([CacheLevel(2, MiB, 64)], 1, None) == measure.MIN_DRAM
+    assert measure.dram_footprint([], 1, None) == measure.MIN_DRAM  # no level known: the floor
+
+
+def test_dram_arrays_follow_the_effective_last_level_not_the_reported_one():
+    """A guest on a Xeon reporting 480 MiB of L3 keeps L3 speed to ~100 MiB: DRAM's arrays are 4 x
+    what the sweep found (seconds of calibration saved), not 4 x 480 MiB."""
+    from irkit.calibrate.sweep import Capacity
+
+    caches = [CacheLevel(1, 48 * KiB, 64), CacheLevel(2, 2 * MiB, 64), CacheLevel(3, 480 * MiB, 64, shared=2)]
+    host = Host("cpu", 512, 2, "affinity mask", caches)
+    m = measure.Calibrator.__new__(measure.Calibrator)
+    m.host = host
+    m.capacities = [Capacity("L3", 480 * MiB, 100 * MiB, 1.0, 1.0)]
+    effective = m.effective_caches()
+    assert effective[-1].size == 100 * MiB and effective[1].size == 2 * MiB
+    assert measure.dram_footprint(effective, 2, None) == 400 * MiB
 
 
 def test_triad_elements_fill_the_footprint_in_whole_kib():
@@ -397,3 +413,32 @@ def test_an_unmeasurable_page_fault_is_left_out_not_written_as_zero():
     outcome = Calibrator(detect(), FULL, _NoFaults()).page_fault()  # type: ignore[arg-type]
     assert not isinstance(outcome, Result)
     assert "page_fault left out" in outcome
+
+
+@pytest.mark.parametrize("flops", [1, 7, 8, 9, 44, 64])
+def test_the_overlap_stream_is_throughput_bound(flops):
+    """The overlap fits' polynomial: `flops` FMAs an element in independent chains of at most
+    CHAIN_DEPTH (one 64-deep chain is latency-bound, and its stall was read as the level's overlap)."""
+    from irkit.calibrate import fit
+
+    doc = fit._stream_doc("cal_overlap_test", flops)
+    expr = doc.split("y[r, i] = ", 1)[1].split("\n", 1)[0]
+    assert expr.count("*") == flops  # one multiply an FMA
+    chains = expr.count("x[r, i]")
+    assert chains == max(1, -(-flops // fit.CHAIN_DEPTH))
+    assert expr.count("+") == flops + chains - 1  # an add an FMA, and the adds that sum the chains
+    parse_design(doc)  # a valid document
+
+
+def test_calibration_arrays_are_filled_without_zeros_or_denormals():
+    import numpy as np
+
+    from irkit.calibrate import fit
+
+    for n in (1, 4095, 4096, 10_000):
+        buf = np.zeros(n, dtype=np.float32)
+        fit._fill(buf, np.random.default_rng(0))
+        assert buf.min() >= 0.5 and buf.max() < 1.5
+    big = np.zeros((3, 5000), dtype=np.float64)
+    fit._fill(big, np.random.default_rng(0))
+    assert big.min() >= 0.5 and len(np.unique(big)) > 1000
