@@ -191,7 +191,9 @@ def tune(text: str, name: str, options: Options) -> Result:
             raise DiagnosticError([Diagnostic("error", f"{name}: no candidate could be measured: {priced[0].error}")])
         result.chosen = choose(ok)
         if not interrupted and options.refine:
-            _refine(result.chosen, kernels[0], machine, text, name, sizes, hw, options, result, deadline)
+            _refine(result.chosen, kernels[0], machine, text, name, sizes, hw, options, result, deadline, t0)
+        if not interrupted:
+            _retime(result, sizes, hw, text, name, options, deadline)
             result.chosen = choose(timed_in_model_order(result.contenders))
     result.text = _write(text, result)
     result.seconds = time.perf_counter() - t0
@@ -484,6 +486,21 @@ REFINE_BATCHES = 5  # batches of neighbours measured at most, in all
 REFINE_PATIENCE = 2  # batches measured around one incumbent before the rounds give up
 REFINE_PRICE = 96  # neighbours the full model prices around one incumbent at most
 REFINE_MEASURE = 3  # neighbours measured a batch: the full model's best of those not yet measured
+# With a budget mostly unspent (tuning takes about a tenth of the default 600 s), refinement goes
+# further: more batches, and one more batch around an incumbent before it gives up
+SPARE_SHARE = 0.25  # budget used below this share: the rounds get the spare figures
+SPARE_BATCHES = 8
+SPARE_PATIENCE = 3
+RETIME = 3  # the fastest schedules re-timed side by side at the end (their best time counts)
+RETIME_WITHIN = 0.15  # ... those within this of the fastest
+
+
+def _spare(deadline: float | None, t0: float | None) -> bool:
+    """Whether less than SPARE_SHARE of the budget is used (never without a budget)."""
+    if deadline is None or t0 is None:
+        return False
+    now = time.perf_counter()
+    return now - t0 < SPARE_SHARE * (deadline - t0)
 
 
 def _neighbour_contenders(best: Contender, kernel: KernelInfo, machine: Machine, text: str, seen: set[str]) -> list[Contender]:
@@ -531,18 +548,19 @@ def _one_per_move(pending: list[Contender], n: int) -> tuple[list[Contender], li
 
 
 def _refine(best: Contender, kernel: KernelInfo, machine: Machine, text: str, name: str, sizes, hw, options: Options,
-            result: Result, deadline: float | None) -> None:  # fmt: skip
+            result: Result, deadline: float | None, t0: float | None = None) -> None:  # fmt: skip
     """Measured refinement: the neighbours of the best measured schedule, priced by the full model,
     measured a few at a time (the model's best first) beside a copy of the incumbent, so that both
     are timed in one run.  A neighbour faster than the copy by more than TIE becomes the incumbent
     (and its neighbours are next); REFINE_PATIENCE batches without one end the rounds, as do
-    REFINE_BATCHES batches in all, `--trials` and the budget."""
+    REFINE_BATCHES batches in all, `--trials` and the budget.  While most of the budget is unspent
+    (`_spare`, from `t0`), SPARE_PATIENCE and SPARE_BATCHES stand for the two."""
     say = options.report
     seen = {c.key for c in result.contenders}
     pending: list[Contender] = []
     batches = tries = 0
     fresh = True
-    while batches < REFINE_BATCHES:
+    while batches < (SPARE_BATCHES if _spare(deadline, t0) else REFINE_BATCHES):
         if best.bases is None:
             return  # the document's own schedule or no directives: no decisions to change
         if deadline is not None and time.perf_counter() > deadline:
@@ -583,8 +601,35 @@ def _refine(best: Contender, kernel: KernelInfo, machine: Machine, text: str, na
                 f"against the incumbent's {_ms(copy.measured)} ({gain:.3g}x)")  # fmt: skip
         if winner is not None and winner.objective(winner.measured) < copy.objective(copy.measured) - math.log1p(TIE):
             best, fresh = winner, True
-        elif tries >= REFINE_PATIENCE:
+        elif tries >= (SPARE_PATIENCE if _spare(deadline, t0) else REFINE_PATIENCE):
             return
+
+
+def _retime(result: Result, sizes, hw, text: str, name: str, options: Options, deadline: float | None) -> None:
+    """The fastest few schedules (RETIME, within RETIME_WITHIN of the fastest) timed again side by
+    side, each then at its best time: a schedule timed once, in a quiet moment or a noisy one, is
+    not chosen on that one look when others are close."""
+    ok = timed_in_model_order(result.contenders)
+    if len(ok) < 2 or (deadline is not None and time.perf_counter() > deadline):
+        return
+    fastest = min(c.objective(c.measured) for c in ok)
+    close = sorted((c for c in ok if c.objective(c.measured) <= fastest + math.log1p(RETIME_WITHIN)),
+                   key=lambda c: (c.objective(c.measured), c.key))[:RETIME]  # fmt: skip
+    if len(close) < 2:
+        return
+    copies = [
+        Contender(c.schedules, c.text, INCUMBENT, predicted=c.predicted, bases=c.bases, placed=c.placed, batch=0)
+        for c in close
+    ]
+    try:
+        _measure(copies, sizes, hw, text, name, options, result)
+    except KeyboardInterrupt:
+        options.report("irkit tune: interrupted: keeping the times measured so far")
+        return
+    for c, copy in zip(close, copies):
+        if copy.measured and all(v is not None for v in copy.measured):
+            c.measured = [min(a, b) for a, b in zip(c.measured, copy.measured)]  # type: ignore[type-var]
+    options.report("irkit tune: re-timed the fastest " + ", ".join(f"{_ms(c.measured)}" for c in close))
 
 
 def _write(text: str, result: Result) -> str:

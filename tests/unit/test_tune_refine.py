@@ -184,3 +184,41 @@ def test_from_log_takes_each_schedule_at_its_best_timing(tmp_path):
     tlog.append(log, tlog.Entry(doc, sizes, a, 1e-3, 1.5e-3, 0.1, host, batch=1))  # a slow re-timing
     known = tuner.from_log(text, str(ROWSUM), log, [sizes], hw)
     assert known.chosen.schedules == a and known.chosen.measured == [1.0e-3]
+
+
+def test_the_fastest_few_are_timed_again_and_a_slow_first_look_does_not_lose(monkeypatch):
+    """A schedule whose first timing a noisy moment slowed is within RETIME_WITHIN of the fastest:
+    the last re-timing measures it again, side by side with the others, and its best time wins."""
+    from irkit.tune import measure
+
+    looks: dict[str, int] = {}
+    unlucky: list[str] = []
+
+    def fake(todo, text, name, sizes, options):
+        for c in todo:
+            looks[c.key] = looks.get(c.key, 0) + 1
+            if not unlucky and c.origin != tuner.INCUMBENT:
+                unlucky.append(c.key)  # the first schedule timed: truly the fastest, slowed once
+            if c.key == unlucky[0]:
+                t = 1.10e-3 if looks[c.key] == 1 else 0.90e-3
+            else:
+                t = 1.0e-3
+            c.measured = [t for _ in sizes]
+
+    monkeypatch.setattr(measure, "measure", fake)
+    text = replace_schedules(ROWSUM.read_text(), {})
+    options = tuner.Options(sizes=[{"M": 64, "N": 128}], top_k=3, width=8, depth=3, rerank=8, refine=False)
+    result = tuner.tune(text, str(ROWSUM), options)
+    assert result.chosen.key == unlucky[0]
+    assert result.chosen.measured == [0.90e-3]
+    assert looks[unlucky[0]] == 2
+    assert sum(1 for n in looks.values() if n == 2) <= tuner.RETIME
+
+
+def test_spare_budget_lets_refinement_go_further(monkeypatch):
+    import time
+
+    now = time.perf_counter()
+    assert tuner._spare(now + 600, now)  # nothing used yet
+    assert not tuner._spare(now + 1, now - 10)  # most of it gone
+    assert not tuner._spare(None, now)  # no budget: the plain limits
