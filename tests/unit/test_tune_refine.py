@@ -222,3 +222,51 @@ def test_spare_budget_lets_refinement_go_further(monkeypatch):
     assert tuner._spare(now + 600, now)  # nothing used yet
     assert not tuner._spare(now + 1, now - 10)  # most of it gone
     assert not tuner._spare(None, now)  # no budget: the plain limits
+
+
+def test_a_temporary_placed_elsewhere_is_a_neighbour(monkeypatch):
+    """Refinement also moves a temporary's placement (the stages' decisions kept): the full model
+    can rank placements wrongly, and only a measurement tells them apart."""
+    from test_tune import document_errors
+
+    from irkit.tune import measure
+    from irkit.tune.stages import read_kernels
+
+    monkeypatch.setattr(measure, "measure", _fake_measure(lambda c: 1.0e-3))
+    blur = REPO / "examples" / "blur.design"
+    text = replace_schedules(blur.read_text(), {})
+    sizes = {"H": 64, "W": 256}
+    options = tuner.Options(sizes=[sizes], top_k=2, width=8, depth=3, rerank=16, refine=False)
+    result = tuner.tune(text, str(blur), options)
+    best = result.chosen
+    assert best.bases
+    kernel = read_kernels(text, str(blur), [sizes])[0]
+    machine = tuner.Machine.of(options.hw if options.hw is not None else _hw_of(text, str(blur)))
+    found = tuner._neighbour_contenders(best, kernel, machine, text, {best.key})
+    moved = [c for c in found if c.move.endswith(": placement")]
+    assert moved, [c.move for c in found]
+    for c in moved:
+        assert c.bases == best.bases
+        differ = {t for t in set(c.placed) | set(best.placed) if c.placed.get(t) != best.placed.get(t)}
+        assert len(differ) == 1
+        assert not document_errors(c.text), c.key
+    assert len({c.key for c in found}) == len(found)
+
+
+def _hw_of(text, name):
+    from irkit.frontend import parse_design
+    from irkit.perf.hardware import hardware_of_module
+
+    return hardware_of_module(parse_design(text, name), name)
+
+
+def test_a_batch_measures_a_placement_first():
+    made = []
+    for n, move in enumerate(["out: change split", "out: add vectorize", "bx: drop unroll", "bx: placement", "bx: placement"]):
+        c = tuner.Contender({"out": [f"split y by {n + 2}"]}, "", "refined")
+        c.move = move
+        made.append(c)
+    picked, rest = tuner._one_per_move(made, 3)
+    assert picked[0] is made[3]  # the model's best placement, however late the model ranks it
+    assert picked[1:] == made[:2]
+    assert rest == [made[2], made[4]]
