@@ -354,6 +354,11 @@ def compile_timed(document: str, sizes: dict[str, int], cflags: list[str] | None
     return timed
 
 
+def release_built() -> None:
+    """Drop the built cases compile_timed keeps (after the DRAM fits, hundreds of MiB of arrays)."""
+    _TIMED.clear()
+
+
 def _build_timed(document: str, sizes: dict[str, int], cflags: list[str] | None) -> Timed:
     import irkit
     from irkit.backends.target import target
@@ -424,6 +429,9 @@ def _fill(buf: np.ndarray, rng: np.random.Generator) -> None:
     flat[whole:] = pattern[: flat.size - whole]
 
 
+LONG_TRIALS = 3  # trials of a call twice the target or longer: each is a long sample already
+
+
 def seconds_per_call(timed: Timed, target: float = 0.02, trials: int = 7) -> float:
     """The best of `trials` timings of enough calls to take about `target` seconds, per call."""
     timed.seconds(1)  # warm: page faults, thread start
@@ -437,9 +445,6 @@ def seconds_per_call(timed: Timed, target: float = 0.02, trials: int = 7) -> flo
         return min([t] + [timed.seconds(1) for _ in range(min(trials, LONG_TRIALS) - 1)])
     reps = max(1, int(reps * target / max(t, 1e-9)))
     return min(timed.seconds(reps) for _ in range(trials)) / reps
-
-
-LONG_TRIALS = 3  # trials of a call twice the target or longer: each is a long sample already
 
 
 # ---- solving --------------------------------------------------------------------------------

@@ -452,13 +452,26 @@ CAL_LOOP static void cal_triad_pass(float *restrict a, const float *restrict b, 
 
 /* Three arrays of n floats in one allocation, 1 KiB, 2 KiB, 3 KiB past multiples of 4 KiB from each
    other: no 4K aliasing between the loads and the store.  NULL when the memory is not there. */
-static float *cal_triad_arrays(int64_t n, float **a, float **b, float **c)
+/* Three arrays of n floats in one allocation, not yet touched. */
+static float *cal_triad_alloc(int64_t n, float **a, float **b, float **c)
 {
     const int64_t stride = (n + 1023) / 1024 * 1024; /* a multiple of 4 KiB */
     float *buf = NULL;
     if (posix_memalign((void **)&buf, 4096, (size_t)(3 * stride + 1024) * sizeof(float)) != 0) return NULL;
     *a = buf + 256; *b = buf + stride + 512; *c = buf + 2 * stride + 768;
-    for (int64_t i = 0; i < n; i++) { (*a)[i] = 0.0f; (*b)[i] = 1.0f; (*c)[i] = 2.0f; }
+    return buf;
+}
+
+/* Elements [from, to) of the triad's arrays set (and so first touched). */
+static void cal_triad_init(float *a, float *b, float *c, int64_t from, int64_t to)
+{
+    for (int64_t i = from; i < to; i++) { a[i] = 0.0f; b[i] = 1.0f; c[i] = 2.0f; }
+}
+
+static float *cal_triad_arrays(int64_t n, float **a, float **b, float **c)
+{
+    float *buf = cal_triad_alloc(n, a, b, c);
+    if (buf) cal_triad_init(*a, *b, *c, 0, n);
     return buf;
 }
 
@@ -509,19 +522,16 @@ void *irkit_cal_sweep_alloc(int64_t nmax)
     if (!h) return NULL;
     h->nmax = nmax;
     h->ready = 0;
-    const int64_t stride = (nmax + 1023) / 1024 * 1024; /* as cal_triad_arrays lays them out */
-    if (posix_memalign((void **)&h->buf, 4096, (size_t)(3 * stride + 1024) * sizeof(float)) != 0) {
-        free(h);
-        return NULL;
-    }
-    h->a = h->buf + 256; h->b = h->buf + stride + 512; h->c = h->buf + 2 * stride + 768;
+    h->buf = cal_triad_alloc(nmax, &h->a, &h->b, &h->c);
+    if (!h->buf) { free(h); return NULL; }
     return h;
 }
 
 static void cal_sweep_touch(cal_sweep_t *h, int64_t n)
 {
-    for (int64_t i = h->ready; i < n; i++) { h->a[i] = 0.0f; h->b[i] = 1.0f; h->c[i] = 2.0f; }
-    if (n > h->ready) h->ready = n;
+    if (n <= h->ready) return;
+    cal_triad_init(h->a, h->b, h->c, h->ready, n);
+    h->ready = n;
 }
 
 void irkit_cal_sweep_free(void *handle)

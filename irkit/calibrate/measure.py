@@ -586,7 +586,7 @@ class Calibrator:
                 if sweep.in_dram(curve, host.caches):
                     # DRAM's figure at this footprint, not at 4 x a reported last level that a
                     # guest never has (a Xeon reporting 480 MiB: 1.9 GiB of arrays, seconds a pass)
-                    n_max = max(n, min(n_max, sweep.elements(dram_footprint([], 1, None))))
+                    n_max = max(n, min(n_max, sweep.elements(MIN_DRAM)))
                     break
             n = n_max
             reps, times = self._times(runner(n))

@@ -336,11 +336,14 @@ def _fits(text: str, cflags: list[str] | None, quick: bool, progress: Progress) 
     # later).  The fits are single-threaded: they start once the workers have gone to sleep.
     time.sleep(FIT_SETTLE_SECONDS)
     out = []
-    for case in fit.plan(hardware, quick=quick):
-        progress.start(f"fitted: {case.label}")
-        got = case.run(hardware, cflags)
-        progress.finish(fit.describe(got))
-        out.extend(got)
+    try:
+        for case in fit.plan(hardware, quick=quick):
+            progress.start(f"fitted: {case.label}")
+            got = case.run(hardware, cflags)
+            progress.finish(fit.describe(got))
+            out.extend(got)
+    finally:
+        fit.release_built()
     return out
 
 

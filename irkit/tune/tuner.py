@@ -534,7 +534,7 @@ def _neighbour_contenders(best: Contender, kernel: KernelInfo, machine: Machine,
     placements: set[str] = set()
     moved: list[Contender] = []
     for placed in _placements(kernel, best.bases or {}):
-        changed = [t for t in set(placed) | set(best.placed or {}) if placed.get(t) != (best.placed or {}).get(t)]
+        changed = [t for t in set(placed) | set(best.placed) if placed.get(t) != best.placed.get(t)]
         if len(changed) != 1:
             continue
         schedules = schedules_of(best.bases or {}, placed)

@@ -155,12 +155,18 @@ def test_refinement_logs_each_measured_neighbour_once_and_a_resumed_run_measures
     assert log.read_text().splitlines() == rows
 
 
-def test_a_batch_measures_the_best_of_each_move_first():
+def _with_moves(moves: list[str]) -> list:
+    """Refined contenders, one a move, each with its own schedule (so that no two compare equal)."""
     made = []
-    for n, move in enumerate(["out: change split", "out: change split", "out: add vectorize", "bx: drop unroll", "out: change split"]):
+    for n, move in enumerate(moves):
         c = tuner.Contender({"out": [f"split y by {n + 2}"]}, "", "refined")
         c.move = move
         made.append(c)
+    return made
+
+
+def test_a_batch_measures_the_best_of_each_move_first():
+    made = _with_moves(["out: change split", "out: change split", "out: add vectorize", "bx: drop unroll", "out: change split"])
     picked, rest = tuner._one_per_move(made, 3)
     assert picked == [made[0], made[2], made[3]]  # in the model's order, one per move
     assert rest == [made[1], made[4]]
@@ -261,11 +267,7 @@ def _hw_of(text, name):
 
 
 def test_a_batch_measures_a_placement_first():
-    made = []
-    for n, move in enumerate(["out: change split", "out: add vectorize", "bx: drop unroll", "bx: placement", "bx: placement"]):
-        c = tuner.Contender({"out": [f"split y by {n + 2}"]}, "", "refined")
-        c.move = move
-        made.append(c)
+    made = _with_moves(["out: change split", "out: add vectorize", "bx: drop unroll", "bx: placement", "bx: placement"])
     picked, rest = tuner._one_per_move(made, 3)
     assert picked[0] is made[3]  # the model's best placement, however late the model ranks it
     assert picked[1:] == made[:2]
