@@ -156,7 +156,7 @@ def compile(
     levels = lower(module)
     c = target("c")
     with phase("emit C"):
-        source = c.emit(levels["loop"])
+        source = c.emit(levels["loop"], cflags)
     (kernel_func,) = find_kernels(levels["loop"])
     if not build:
         return Kernel(kernel_func.sym_name.data, levels, source, dict(sizes or {}), hardware)

@@ -128,6 +128,44 @@ def compiler_version(cc: list[str]) -> str:
     return _VERSIONS[key]
 
 
+# The widest vector register each x86 extension gives (bytes), widest first: what the predefined
+# macros of a build say its target has.
+_VECTOR_MACROS = (("__AVX512F__", 64), ("__AVX__", 32), ("__SSE2__", 16))
+WIDEST_VECTOR_BYTES = 64  # a target the macros say nothing of (not x86): the widest irkit writes
+_VECTOR_BYTES: dict[tuple, int] = {}
+
+
+def vector_bytes(cflags: list[str] | None = None) -> int:
+    """The widest vector register (bytes) of the target a build with `cflags` (None: the defaults)
+    is for, from the compiler's predefined macros (`cc FLAGS -dM -E`): 64 with AVX-512, 32 with
+    AVX, 16 with SSE2 only.  The C backend writes no vector wider than this: gcc keeps a GNU vector
+    wider than every register of its target in stack memory (`vectorize jv by 16` on f32 ran 9x
+    slower than two vectors of 8 on an AVX2 host).  Asked once per process and flag list; a
+    compiler that does not answer (or a target that is not x86) gives WIDEST_VECTOR_BYTES."""
+    flags = default_cflags() if cflags is None else list(cflags)
+    try:
+        cc = find_compiler()
+    except BuildError:
+        return WIDEST_VECTOR_BYTES
+    key = (*cc, *flags)
+    if key not in _VECTOR_BYTES:
+        _VECTOR_BYTES[key] = _ask_vector_bytes(cc, flags)
+    return _VECTOR_BYTES[key]
+
+
+def _ask_vector_bytes(cc: list[str], flags: list[str]) -> int:
+    try:
+        done = subprocess.run(
+            [*cc, *flags, "-dM", "-E", "-x", "c", "-"], input="", capture_output=True, text=True, timeout=60, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return WIDEST_VECTOR_BYTES
+    if done.returncode != 0:
+        return WIDEST_VECTOR_BYTES
+    defined = {line.split()[1] for line in done.stdout.splitlines() if line.startswith("#define ") and len(line.split()) > 1}
+    return next((size for macro, size in _VECTOR_MACROS if macro in defined), WIDEST_VECTOR_BYTES)
+
+
 def default_cflags() -> list[str]:
     """`$IRKIT_CFLAGS` (shell words) if set and non-empty, else `DEFAULT_CFLAGS`."""
     env = os.environ.get("IRKIT_CFLAGS", "")

@@ -414,10 +414,11 @@ class _Module:
 class KernelEmitter:
     """Writes one kernel function."""
 
-    def __init__(self, kernel: func.FuncOp, shared: _Module, lang: CLanguage):
+    def __init__(self, kernel: func.FuncOp, shared: _Module, lang: CLanguage, vector_bytes: int = c_simd.MAX_VECTOR_BYTES):
         self.kernel = kernel
         self.shared = shared
         self.lang = lang
+        self.vector_bytes = vector_bytes  # the widest vector register of the build's target
         self.affine = AffinePrinter(shared.use)
         self.lines: list[str | _Deferred] = []
         self.scopes: list[set[str]] = [set()]
@@ -1075,11 +1076,16 @@ def check_loop_level(module: ModuleOp) -> None:
         seen.add(name)
 
 
-def emit_c(module: ModuleOp, language: CLanguage | None = None) -> str:
+def emit_c(module: ModuleOp, language: CLanguage | None = None, cflags: list[str] | None = None) -> str:
     """C99 source for every kernel of a loop-level module; `DiagnosticError` for what C cannot hold.
 
-    `language`: the hooks for what a C-like language spells differently (`c_language`)."""
+    `language`: the hooks for what a C-like language spells differently (`c_language`).  `cflags`:
+    the flags it will be built with (None: the defaults); no explicit vector is wider than the
+    registers of their target (`irkit.backends.build.vector_bytes`)."""
+    from irkit.backends.build import vector_bytes
+
     lang = language if language is not None else CLanguage()
+    widest = vector_bytes(cflags)
     check_loop_level(module)
     # The kernels are written without dead code, from a pruned copy when there is any (the
     # caller's module stays as it is); lowering leaves none, and then no copy is made.
@@ -1092,7 +1098,7 @@ def emit_c(module: ModuleOp, language: CLanguage | None = None) -> str:
     shared = _Module()
     bodies: list[list[str]] = []
     for kernel in kernels:
-        bodies.append(KernelEmitter(kernel, shared, lang).run())
+        bodies.append(KernelEmitter(kernel, shared, lang, widest).run())
     return assemble(kernels, shared, bodies, lang)
 
 

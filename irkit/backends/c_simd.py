@@ -64,10 +64,13 @@ from irkit.backends.c_syntax import comment as _comment
 from irkit.dialects.loop import ForOp, LoadOp, LocalOp, StoreOp
 
 MAX_GROUPS = 16  # most vectors one explicit loop is unrolled into
-# The widest vector register of the targets irkit builds for (AVX-512: 64 bytes).  A vector loop
-# wider than that (`vectorize jv by 32` on f32) is written as groups of vectors this wide: gcc keeps
-# a GNU vector wider than any register in stack memory (a 2 x 16 f32 register block ran 3x slower
-# than the 1 x 16 one on the Zen 5 guest, with 876 stack accesses), and finds no FMA for it.
+# The widest vector register of the targets irkit builds for (AVX-512: 64 bytes), the default of
+# `vector_bytes`.  A vector loop wider than the target's registers (`vectorize jv by 32` on f32 with
+# AVX-512, `by 16` with AVX2) is written as groups of vectors as wide as they are: gcc keeps a GNU
+# vector wider than any register in stack memory (a 2 x 16 f32 register block ran 3x slower than
+# the 1 x 16 one on the Zen 5 guest, with 876 stack accesses; 16-lane vectors ran 9x slower than
+# two of 8 on the AVX2 Zen 3 guest), and finds no FMA for it.  The emitter is given the width of
+# the build's target (`irkit.backends.build.vector_bytes`).
 MAX_VECTOR_BYTES = 64
 _BYTES = {"f32": 4, "f64": 8}
 _ARITH = {"arith.addf": "+", "arith.subf": "-", "arith.mulf": "*", "arith.divf": "/"}
@@ -172,8 +175,8 @@ class LoopPlan:
     varying: set[SSAValue] = field(default_factory=set)
 
 
-def plan_loop(loop: ForOp) -> LoopPlan | None:
-    """How `loop` is written as explicit vectors, or None (see the module doc)."""
+def plan_loop(loop: ForOp, vector_bytes: int = MAX_VECTOR_BYTES) -> LoopPlan | None:
+    """How `loop` is written as explicit vectors of at most `vector_bytes`, or None (see the module doc)."""
     if loop.vector is None or loop.step_value != 1:
         return None
     width = loop.vector.value.data
@@ -189,7 +192,7 @@ def plan_loop(loop: ForOp) -> LoopPlan | None:
     body = list(loop.body.block.ops)
     widest = max((_BYTES.get(_short(t) or "", 0) for op in body for t in (*op.result_types, *op.operand_types)), default=0)
     if widest:
-        width = min(width, max(2, MAX_VECTOR_BYTES // widest))
+        width = min(width, max(2, vector_bytes // widest))
     if diff.terms or diff.const <= 0 or diff.const % width or diff.const // width > MAX_GROUPS:
         return None
     iv = loop.induction_var
@@ -287,7 +290,7 @@ def _chunk(
     return flat
 
 
-def plan_tile(local: LocalOp, plans: dict[int, LoopPlan | None]) -> Tile | None:
+def plan_tile(local: LocalOp, plans: dict[int, LoopPlan | None], vector_bytes: int = MAX_VECTOR_BYTES) -> Tile | None:
     memref = local.result.type
     assert isinstance(memref, MemRefType)
     shape = list(memref.get_shape())
@@ -303,7 +306,7 @@ def plan_tile(local: LocalOp, plans: dict[int, LoopPlan | None]) -> Tile | None:
         plan = None
         if isinstance(parent, ForOp) and parent.vector is not None:
             if id(parent) not in plans:
-                plans[id(parent)] = plan_loop(parent)
+                plans[id(parent)] = plan_loop(parent, vector_bytes)
             plan = plans[id(parent)]
             if plan is None:
                 return None
@@ -337,7 +340,7 @@ class SimdEmitter:
 
     def plan(self, loop: ForOp) -> LoopPlan | None:
         if id(loop) not in self.plans:
-            self.plans[id(loop)] = plan_loop(loop)
+            self.plans[id(loop)] = plan_loop(loop, self.em.vector_bytes)
         return self.plans[id(loop)]
 
     def emit_op(self, op: Operation, indent: int) -> bool:
@@ -366,7 +369,7 @@ class SimdEmitter:
         ctype = _ctype(memref.element_type)
         if ctype is None:
             raise em.fail(f"local '{name}': element type {memref.element_type} has no C type here", op)
-        tile = plan_tile(op, self.plans)
+        tile = plan_tile(op, self.plans, self.em.vector_bytes)
         if tile is not None:
             count = 1
             for n in shape:

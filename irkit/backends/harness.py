@@ -224,7 +224,7 @@ def build_harness(
     module: ModuleOp, kernel_name: str | None, sizes: dict[str, int] | None = None, cflags: list[str] | None = None
 ) -> Path:
     """Compile the module's C and the harness into one executable (cached)."""
-    sources = {"kernel": target("c").emit(module), "main": emit_harness(module, kernel_name, sizes)}
+    sources = {"kernel": target("c").emit(module, cflags), "main": emit_harness(module, kernel_name, sizes)}
     return build_executable(sources, cflags)
 
 

@@ -161,7 +161,7 @@ class CompiledKernel:
             if not matches:
                 raise DiagnosticError([Diagnostic("error", f"no kernel '{kernel_name}' in the module")])
             kernel = matches[0]
-        return cls(kernel, compile_and_load(emit_c(module), cflags))
+        return cls(kernel, compile_and_load(emit_c(module, cflags=cflags), cflags))
 
     # ---- metadata
     def resolve_sizes(self, sizes: Mapping[str, object] | None) -> dict[str, int]:

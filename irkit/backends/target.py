@@ -8,8 +8,8 @@ irkit's own is `CTarget`, C with OpenMP built by the system compiler; its
 `language` (`irkit.backends.c_language.CLanguage`) holds the hooks a C-like
 target (ISPC, OpenCL C, CUDA) overrides to print its own dialect.
 
-- `emit(module)`: the source text of a loop-level module (DiagnosticError
-  on IR the target cannot express);
+- `emit(module, flags)`: the source text of a loop-level module for a
+  build with `flags` (DiagnosticError on IR the target cannot express);
 - `build(source, flags)`: a loadable artifact, a path (cached by source and
   flags; DiagnosticError when the tool chain fails, saying whose fault);
 - `load(artifact, kernel)`: a callable `CompiledKernel` for one kernel
@@ -34,7 +34,7 @@ from irkit.diagnostics import Diagnostic, DiagnosticError
 class Target(Protocol):
     name: str
 
-    def emit(self, module: ModuleOp) -> str: ...
+    def emit(self, module: ModuleOp, cflags: list[str] | None = None) -> str: ...
 
     def build(self, source: str, flags: list[str] | None = None) -> Path: ...
 
@@ -51,10 +51,11 @@ class CTarget:
     def __init__(self, language: CLanguage | None = None):
         self.language = language if language is not None else CLanguage()
 
-    def emit(self, module: ModuleOp) -> str:
+    def emit(self, module: ModuleOp, cflags: list[str] | None = None) -> str:
+        """The C for a build with `cflags` (None: the defaults): vectors as wide as its target's."""
         from irkit.backends.c import emit_c
 
-        return emit_c(module, self.language)
+        return emit_c(module, self.language, cflags)
 
     def build(self, source: str, flags: list[str] | None = None) -> Path:
         from irkit.backends.build import build_shared
@@ -68,7 +69,7 @@ class CTarget:
         return CompiledKernel(kernel, load_library(artifact))
 
     def compile(self, module: ModuleOp, kernel: func.FuncOp, flags: list[str] | None = None):
-        return self.load(self.build(self.emit(module), flags), kernel)
+        return self.load(self.build(self.emit(module, flags), flags), kernel)
 
     def symbol(self, kernel_name: str) -> str:
         """The C entry point of a kernel (what a harness or a wrapper calls)."""

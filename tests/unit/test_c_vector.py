@@ -587,3 +587,50 @@ def test_vector_kernels_are_asan_clean_at_O3(name, document, sizes):
     flags = [*ASAN_FLAGS, "-O3", "-march=native", "-fno-math-errno", "-DIRKIT_NT_MIN_BYTES=0"]
     result = run_harness(loop_ir(document), None, sizes, flags)
     assert result.returncode == 0, result.stderr[-3000:]
+
+
+# ------------------------------------------------------------------ vector width of the target
+
+WIDE_BLOCK = """
+design wide {
+  sizes { M = 12, N = 32, K = 8 }
+  tensor A : f32[M, K] input
+  tensor B : f32[K, N] input
+  tensor C : f32[M, N] output
+  C[i, j] += A[i, k] * B[k, j]
+  layout { A : row_major align 64; B : row_major align 64; C : row_major align 64 }
+  schedule C { split j by 16 -> jo, jv; reorder jo, i, k, jv; vectorize jv by 16; unroll_jam i by 3 }
+  assume { aligned(A, 64); aligned(B, 64); aligned(C, 64); relaxed_math }
+}
+"""
+
+
+@pytest.mark.skipif(not X86, reason="x86 -march names")
+@pytest.mark.parametrize("march, widest", [("x86-64-v2", 16), ("x86-64-v3", 32), ("x86-64-v4", 64)])
+def test_vector_bytes_follow_the_build_target(march, widest):
+    """The compiler's predefined macros for the build's -march give its widest vector register."""
+    assert build.vector_bytes(build.march_cflags(march)) == widest
+
+
+@pytest.mark.skipif(not X86, reason="x86 -march names")
+def test_no_vector_wider_than_the_targets_registers():
+    """`vectorize jv by 16` on f32 is one 64-byte vector for AVX-512 and two of 32 bytes for AVX2:
+    gcc keeps a GNU vector wider than every register in stack memory."""
+    v4 = api.compile(WIDE_BLOCK, cflags=build.march_cflags("x86-64-v4"), build=False).c_source
+    v3 = api.compile(WIDE_BLOCK, cflags=build.march_cflags("x86-64-v3"), build=False).c_source
+    assert "vector_size(64)" in v4 and "1 vector registers of 16" in v4
+    assert "vector_size(64)" not in v3 and "irkit_f32x16" not in v3
+    assert "2 vector registers of 8" in v3
+
+
+@pytest.mark.skipif(not X86, reason="x86 -march names")
+@pytest.mark.parametrize("march", ["x86-64-v3", "native"])
+def test_split_vectors_compute_the_same(march):
+    """The register block written as vectors of the target's width runs correct against the oracle."""
+    kernel = api.compile(WIDE_BLOCK, cflags=build.march_cflags(march))
+    rng = np.random.default_rng(3)
+    for sizes in ({"M": 12, "N": 32, "K": 8}, {"M": 7, "N": 48, "K": 5}):
+        a = rng.standard_normal((sizes["M"], sizes["K"])).astype(np.float32)
+        b = rng.standard_normal((sizes["K"], sizes["N"])).astype(np.float32)
+        out = kernel(A=a, B=b, sizes=sizes)
+        np.testing.assert_allclose(out["C"], a @ b, rtol=1e-4, atol=1e-4)
