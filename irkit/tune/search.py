@@ -89,7 +89,12 @@ def beam_search(
     s, secs = score(root, kernels, m)
     seen = {root.key()}
     beam = [Scored(s, "", root, secs)]
-    for seed_c in [*register_blocks(root, info, lanes, m.registers, m.cores), *cache_tiles(root, info, m.cores)]:
+    seeds = [
+        *register_blocks(root, info, lanes, m.registers, m.cores),
+        *cache_blocks(root, info, lanes, m.registers, m.cores, [size for size, *_ in m.levels]),
+        *cache_tiles(root, info, m.cores),
+    ]
+    for seed_c in seeds:
         if seed_c.key() not in seen:
             seen.add(seed_c.key())
             sc, secs = score(seed_c, kernels, m)
@@ -236,6 +241,100 @@ def register_blocks(root: Candidate, info, lanes: int, registers: int, cores: in
                         if c is not None:
                             seeds.append(c)
     return seeds
+
+
+def cache_blocks(root: Candidate, info, lanes: int, registers: int, cores: int, caches: list[float]) -> list[Candidate]:
+    """Seeds of the beam: the register block inside three cache blocks, the five loops BLIS puts
+    around its micro-kernel (Goto and van de Geijn; Low et al., "Analytical modeling is enough for
+    high-performance BLIS", size them from the caches).  A panel of the longest reduction loop as
+    long as keeps the micro-kernel's slice of the operand that does not move with the jammed loop
+    in half the L1; a block of the jammed loop as tall as keeps the other operand's panel in half
+    the L2; a block of the vector loop from the last level's share of a core, which goes to the
+    cores.  Each operand is packed at the block it is reused across (the first at the panel loop,
+    the second at the jammed block), or not.  A step-by-step search does not reach this nest: each
+    of its blocks alone adds loop overhead and packing the screening model sees no gain in, and the
+    register block's seeds (`register_blocks`) block one level only.  Built from the records'
+    entries and replayed, so a seed the checker or lowering refuses is not kept."""
+    stores = [a for b in info.bodies for a in b.accesses if a.store]
+    reductions = [loop for loop in info.loops if loop in info.reductions]
+    if not stores or not reductions or len(caches) < 2:
+        return []
+    out_access = stores[0]
+    spatial = [loop for loop in info.loops if loop not in info.reductions]
+    inner_dim = out_access.order[-1] if out_access.order else len(out_access.coeffs) - 1
+    vector_roots = [r for r, _ in out_access.coeffs[inner_dim]] if out_access.coeffs else []
+    longest = max(reductions, key=lambda r: info.extents.get(r, 1))
+    loads = [a for b in info.bodies for a in b.accesses if not a.store and a.varies(longest)]
+    elem = out_access.elem
+    last = caches[-1] / max(1, cores)
+    seeds: list[Candidate] = []
+    for vroot in (r for r in vector_roots if r in spatial):
+        for jam in (r for r in spatial if r != vroot):
+            for width in sorted({2 * lanes, lanes}, reverse=True):
+                vectors = max(1, width // lanes)
+                kc = _power_below(caches[0] / 2 / (width * elem), 64, 512)
+                if kc is None or info.extents.get(longest, 1) <= kc:
+                    continue
+                fitting = [f for f in (4, 6, 8, 12, 14) if f * vectors <= registers - 4 and 2 * f <= info.extents.get(jam, 1)]
+                extent = info.extents.get(vroot, 1)
+                nc = _power_below(last / 2 / (kc * elem), 2 * width, extent // max(1, cores))
+                if nc is None or nc >= extent:
+                    continue
+                b_side = [a.tensor for a in loads if not a.varies(jam) and a.varies(vroot)]
+                a_side = [a.tensor for a in loads if a.varies(jam) and not a.varies(vroot)]
+                for factor in sorted(set(fitting[-2:])):
+                    # the jammed block's panel in half the L2, or in a quarter (beside the other panel)
+                    for share in (2, 4):
+                        mc = int(caches[1] / share / (kc * elem)) // factor * factor
+                        if mc < 2 * factor or mc >= info.extents.get(jam, 1):
+                            continue
+                        for packs in _pack_choices(b_side[:1], a_side[:1]):
+                            c = _blocked(root, info, vroot, jam, longest, width, factor, kc, mc, nc, spatial, reductions, packs)
+                            if c is not None:
+                                seeds.append(c)
+    return seeds
+
+
+def _power_below(limit: float, low: int, high: int) -> int | None:
+    """The largest power of two at most `limit`, clamped to [low, high]; None when high < low."""
+    if high < low:
+        return None
+    got = low
+    while got * 2 <= min(limit, high):
+        got *= 2
+    return got
+
+
+def _pack_choices(b_side: list[str], a_side: list[str]) -> list[list[tuple[str, str]]]:
+    """(tensor, which block) packs to seed: both operands, the panel's alone, none."""
+    both = [(t, "panel") for t in b_side] + [(t, "block") for t in a_side]
+    out = [both, [(t, "panel") for t in b_side], []]
+    unique: list[list[tuple[str, str]]] = []
+    for choice in out:
+        if choice not in unique:
+            unique.append(choice)
+    return unique
+
+
+def _blocked(
+    root: Candidate, info, vroot: str, jam: str, longest: str, width: int, factor: int, kc: int, mc: int, nc: int,
+    spatial: list[str], reductions: list[str], packs: list[tuple[str, str]],
+) -> Candidate | None:
+    jo, ji, io, ii = f"{vroot}o", f"{vroot}i", f"{jam}o", f"{jam}i"
+    jr, jv, ko, ki = f"{vroot}r", f"{vroot}v", f"{longest}o", f"{longest}i"
+    others = [loop for loop in spatial if loop not in (vroot, jam)]
+    rest = [ki if r == longest else r for r in reductions]
+    entries: list[dict] = [
+        {"kind": "tile", "loops": [jam, vroot], "factors": [mc, nc], "outer": [io, jo], "inner": [ii, ji]},
+        {"kind": "split", "loop": longest, "factor": kc, "outer": ko, "inner": ki},
+        {"kind": "split", "loop": ji, "factor": width, "outer": jr, "inner": jv},
+        {"kind": "reorder", "loops": [*others, jo, ko, io, jr, ii, *rest, jv]},
+        {"kind": "parallel", "loop": jo},
+        {"kind": "vectorize", "loop": jv, "width": width},
+        {"kind": "unroll_jam", "loop": ii, "factor": factor},
+    ]
+    entries += [{"kind": "pack", "tensor": t, "loop": ko if at == "panel" else io} for t, at in packs]
+    return _replay_all(root, entries, info)
 
 
 TILES = ((8, 256), (32, 256), (32, 512), (64, 512))  # rows x columns of the cache tiles seeded

@@ -487,3 +487,47 @@ def test_tune_from_a_malformed_log(capsys, tmp_path):
     assert (status, out) == (1, "")
     _looks_reported(err)
     assert f"{path}:1: not a tuning-log line (KeyError" in err
+
+
+# --- the BLIS-shaped seeds: cache blocks around the register block ----------------------------------
+
+
+def test_cache_blocks_size_the_blocks_from_the_caches_and_pass_the_checker():
+    """Each seed's reduction panel keeps the micro-kernel's slice of B in half the L1, its row block
+    the packed panel of A in half or a quarter of the L2, its column block goes to the cores; the
+    seeds differ by the caches they are sized for, and the checker accepts every one."""
+    import re
+
+    from irkit.tune.search import cache_blocks
+    from irkit.validate.suite import replace_schedules
+
+    gemm = (EXAMPLES / "gemm.design").read_text()
+    kernel = read_kernel(gemm, "gemm.design", {"M": 2048, "N": 2048, "K": 2048})
+    info = kernel.stages["C"]
+    root = start(info, kernel.reads["C"])
+    small = cache_blocks(root, info, 8, 16, 2, [32 * 1024, 512 * 1024, 16 << 20])
+    large = cache_blocks(root, info, 16, 32, 2, [48 * 1024, 2 << 20, 64 << 20])
+    assert small and large
+    for seeds, l1, l2 in ((small, 32 * 1024, 512 * 1024), (large, 48 * 1024, 2 << 20)):
+        for c in seeds:
+            text = "; ".join(c.texts)
+            mc, nc = map(int, re.search(r"tile i, j by (\d+), (\d+)", text).groups())
+            kc = int(re.search(r"split k by (\d+)", text).group(1))
+            width = int(re.search(r"split ji by (\d+)", text).group(1))
+            assert kc * width * 4 <= l1 / 2 and mc * kc * 4 <= l2 / 2 and 2048 // nc >= 2
+            assert "reorder jo, ko, io, jr, ii, ki, jv" in text and "parallel jo" in text
+        assert any("pack B at ko; pack A at io" in "; ".join(c.texts) for c in seeds)
+    assert {"; ".join(c.texts) for c in small}.isdisjoint({"; ".join(c.texts) for c in large})
+    for c in small[:3] + large[:3]:
+        assert document_errors(replace_schedules(gemm, {"C": c.texts})) == []
+
+
+def test_cache_blocks_need_a_reduction():
+    """A stage without a reduction loop (the triad) gets no such seed."""
+    from irkit.tune.search import cache_blocks
+
+    triad = (REPO / "bench" / "documents" / "triad.design").read_text()
+    kernel = read_kernel(triad, "triad.design", {})
+    (name,) = kernel.stages
+    info = kernel.stages[name]
+    assert cache_blocks(start(info, kernel.reads[name]), info, 8, 16, 2, [32 * 1024, 512 * 1024, 16 << 20]) == []
