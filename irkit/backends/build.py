@@ -143,13 +143,12 @@ def vector_bytes(cflags: list[str] | None = None) -> int:
     slower than two vectors of 8 on an AVX2 host).  Asked once per process and flag list; a
     compiler that does not answer (or a target that is not x86) gives WIDEST_VECTOR_BYTES."""
     flags = default_cflags() if cflags is None else list(cflags)
-    try:
-        cc = find_compiler()
-    except BuildError:
-        return WIDEST_VECTOR_BYTES
-    key = (*cc, *flags)
+    key = (os.environ.get("CC", ""), *flags)
     if key not in _VECTOR_BYTES:
-        _VECTOR_BYTES[key] = _ask_vector_bytes(cc, flags)
+        try:
+            _VECTOR_BYTES[key] = _ask_vector_bytes(find_compiler(), flags)
+        except BuildError:
+            return WIDEST_VECTOR_BYTES
     return _VECTOR_BYTES[key]
 
 

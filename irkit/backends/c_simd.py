@@ -58,6 +58,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 
 from irkit.affine.linear import Lin, no_div, try_lin_of
+from irkit.backends.build import WIDEST_VECTOR_BYTES
 from irkit.backends.c_language import CLanguage
 from irkit.backends.c_syntax import c_type
 from irkit.backends.c_syntax import comment as _comment
@@ -71,7 +72,7 @@ MAX_GROUPS = 16  # most vectors one explicit loop is unrolled into
 # the 1 x 16 one on the Zen 5 guest, with 876 stack accesses; 16-lane vectors ran 9x slower than
 # two of 8 on the AVX2 Zen 3 guest), and finds no FMA for it.  The emitter is given the width of
 # the build's target (`irkit.backends.build.vector_bytes`).
-MAX_VECTOR_BYTES = 64
+MAX_VECTOR_BYTES = WIDEST_VECTOR_BYTES
 _BYTES = {"f32": 4, "f64": 8}
 _ARITH = {"arith.addf": "+", "arith.subf": "-", "arith.mulf": "*", "arith.divf": "/"}
 

@@ -270,6 +270,8 @@ def cache_blocks(root: Candidate, info, lanes: int, registers: int, cores: int, 
     seeds: list[Candidate] = []
     for vroot in (r for r in vector_roots if r in spatial):
         for jam in (r for r in spatial if r != vroot):
+            b_side = next((a.tensor for a in loads if not a.varies(jam) and a.varies(vroot)), None)
+            a_side = next((a.tensor for a in loads if a.varies(jam) and not a.varies(vroot)), None)
             for width in sorted({2 * lanes, lanes}, reverse=True):
                 vectors = max(1, width // lanes)
                 kc = _power_below(caches[0] / 2 / (width * elem), 64, 512)
@@ -280,15 +282,13 @@ def cache_blocks(root: Candidate, info, lanes: int, registers: int, cores: int, 
                 nc = _power_below(last / 2 / (kc * elem), 2 * width, extent // max(1, cores))
                 if nc is None or nc >= extent:
                     continue
-                b_side = [a.tensor for a in loads if not a.varies(jam) and a.varies(vroot)]
-                a_side = [a.tensor for a in loads if a.varies(jam) and not a.varies(vroot)]
                 for factor in sorted(set(fitting[-2:])):
                     # the jammed block's panel in half the L2, or in a quarter (beside the other panel)
                     for share in (2, 4):
                         mc = int(caches[1] / share / (kc * elem)) // factor * factor
                         if mc < 2 * factor or mc >= info.extents.get(jam, 1):
                             continue
-                        for packs in _pack_choices(b_side[:1], a_side[:1]):
+                        for packs in _pack_choices(b_side, a_side):
                             c = _blocked(root, info, vroot, jam, longest, width, factor, kc, mc, nc, spatial, reductions, packs)
                             if c is not None:
                                 seeds.append(c)
@@ -305,15 +305,11 @@ def _power_below(limit: float, low: int, high: int) -> int | None:
     return got
 
 
-def _pack_choices(b_side: list[str], a_side: list[str]) -> list[list[tuple[str, str]]]:
-    """(tensor, which block) packs to seed: both operands, the panel's alone, none."""
-    both = [(t, "panel") for t in b_side] + [(t, "block") for t in a_side]
-    out = [both, [(t, "panel") for t in b_side], []]
-    unique: list[list[tuple[str, str]]] = []
-    for choice in out:
-        if choice not in unique:
-            unique.append(choice)
-    return unique
+def _pack_choices(panel: str | None, block: str | None) -> list[list[tuple[str, str]]]:
+    """(tensor, which block) packs to seed: both operands, the panel's alone, none (each once)."""
+    alone = [(panel, "panel")] if panel else []
+    both = alone + ([(block, "block")] if block else [])
+    return [choice for i, choice in enumerate((both, alone, [])) if choice not in (both, alone, [])[:i]]
 
 
 def _blocked(
