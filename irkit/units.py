@@ -142,6 +142,9 @@ CACHE_FIELDS: dict[str, tuple[str, bool]] = {
     "bandwidth_128": ("bandwidth", False),
     "bandwidth_scalar": ("bandwidth", False),
     "bandwidth_all": ("bandwidth", False),  # all cores together (a shared level's limit)
+    # one core's read-only stream, in the bytes of the lines it fills: with `bandwidth` (the triad:
+    # three fills and a write-back an element) it says what a fill and a write-back each cost
+    "bandwidth_read": ("bandwidth", False),
     "latency": ("latency", False),
     "shared": ("count", False),
     "ways": ("count", False),  # associativity: lines a set holds
@@ -158,6 +161,7 @@ CACHE_FIELDS: dict[str, tuple[str, bool]] = {
 DRAM_FIELDS: dict[str, tuple[str, bool]] = {
     "bandwidth": ("bandwidth", True),
     "bandwidth_core": ("bandwidth", False),  # what one core alone gets
+    "bandwidth_read_core": ("bandwidth", False),  # ... on a read-only stream (the lines it fills)
     "size": ("bytes", False),
     "latency": ("latency", False),
     "overlap": ("count", False),  # fitted: the share of DRAM transfer time hidden under the core's work

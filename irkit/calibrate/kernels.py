@@ -42,6 +42,7 @@ thread (OpenMP).
 widest vectors, each thread on its own arrays, offset so loads and stores do
 not alias in the 4 KiB page offset); `irkit_cal_triad_w` the same on one
 core with explicit vector types of a given width (scalar: not vectorised);
+`irkit_cal_read` one core's read-only stream over the triad's arrays (six sums);
 `irkit_cal_sweep_*` one core's triad on prefixes of one large allocation,
 for the working-set sweep (effective capacities) and DRAM.
 
@@ -510,6 +511,54 @@ int32_t irkit_cal_triad(int64_t n, int64_t reps, int32_t threads, int32_t trials
     return failed ? -1 : 0;
 }
 
+/* One pass reading the triad's three arrays, nothing written: six independent sums (each array's two
+   halves), so that no chain of adds, only the fills, sets the pace. */
+CAL_LOOP static float cal_read_pass(const float *restrict a, const float *restrict b, const float *restrict c, int64_t n)
+{
+    const int64_t h = n / 2;
+    float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f, s4 = 0.0f, s5 = 0.0f;
+#pragma omp simd reduction(+ : s0, s1, s2, s3, s4, s5)
+    for (int64_t i = 0; i < h; i++) {
+        s0 += a[i]; s1 += a[h + i]; s2 += b[i]; s3 += b[h + i]; s4 += c[i]; s5 += c[h + i];
+    }
+    return s0 + s1 + s2 + s3 + s4 + s5;
+}
+
+/* A read-only stream over the triad's arrays (the same footprint and allocation), each thread on its
+   own: what the lines filled cost without write-backs beside them.  Returns 0, or -1 as the triad. */
+int32_t irkit_cal_read(int64_t n, int64_t reps, int32_t threads, int32_t trials, double *times, double *sink)
+{
+    int32_t failed = 0;
+    double total = 0;
+    double *stamps = malloc((size_t)threads * 2 * sizeof(double));
+    if (!stamps) return -1;
+#pragma omp parallel num_threads(threads) reduction(+ : failed, total)
+    {
+        const int me = cal_thread();
+        float *a = NULL, *b = NULL, *c = NULL;
+        float *buf = cal_triad_arrays(n, &a, &b, &c);
+        int64_t m = buf ? n : 0;
+        failed += buf == NULL;
+        float acc = m ? cal_read_pass(a, b, c, m) : 0.0f; /* warm the level up */
+        for (int32_t t = 0; t < trials; t++) {
+#pragma omp barrier
+            stamps[2 * me] = cal_now();
+            for (int64_t r = 0; r < reps && m; r++) {
+                acc += cal_read_pass(a, b, c, m);
+                CAL_CLOBBER(a);
+            }
+            stamps[2 * me + 1] = cal_now();
+#pragma omp barrier
+            if (me == 0) times[t] = cal_span(stamps, cal_team());
+        }
+        total += acc;
+        free(buf);
+    }
+    free(stamps);
+    *sink = total;
+    return failed ? -1 : 0;
+}
+
 /* The working-set sweep: one core's triad on the first n elements of three arrays of nmax, allocated
    once (a handle), so that every footprint up to DRAM's costs one allocation.  Elements are first
    touched as the footprints reach them (`ready`): a sweep that stops early in DRAM never faults in
@@ -807,6 +856,7 @@ SIGNATURES: dict[str, tuple[object, list[object]]] = {
     **{f"irkit_cal_{op}_{t}_scalar": _PLAIN for op in ("div", "sqrt") for t in ("f32", "f64")},
     "irkit_cal_triad": (_I32, [_I64, _I64, _I32, _I32, _PD, _PD]),
     "irkit_cal_triad_w": (_I32, [_I32, _I64, _I64, _I32, _PD, _PD]),
+    "irkit_cal_read": (_I32, [_I64, _I64, _I32, _I32, _PD, _PD]),
     "irkit_cal_sweep_alloc": (_VP, [_I64]),
     "irkit_cal_sweep_free": (None, [_VP]),
     "irkit_cal_sweep_run": (_I32, [_VP, _I64, _I64, _I32, _PD, _PD]),

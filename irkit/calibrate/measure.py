@@ -78,6 +78,7 @@ from irkit.calibrate.writer import approx_bytes, describe
 TRIAD_BYTES = 12  # bytes per triad element in L1: 2 loads + 1 store of f32
 PAGE_FAULT_BYTES = 64 << 20  # a temporary this large is fresh memory at every call (glibc mmaps it)
 TRIAD_LINE_BYTES = 16  # beyond L1: b and c filled, a filled and written back
+READ_BYTES = 12  # a read-only stream over the triad's three arrays: three lines filled an element
 TRIAD_ALIGN = 256  # elements: arrays are a whole number of these (1 KiB)
 DRAM_FACTOR = 4  # DRAM arrays >= this many times the last-level caches
 MIN_DRAM = 64 * 1024**2  # bytes: DRAM arrays at least this large anyway
@@ -627,6 +628,29 @@ class Calibrator:
         self.arrays[key] = n
         return self.triad(key, f"{level} bandwidth, {_cores(threads)}", n, threads)
 
+    def read_stream(self, key: str, label: str, n: int) -> Result:
+        """One core's read-only stream over three arrays of `n` floats (the triad's footprint), in the
+        bytes of the lines it fills (12 an element): with the triad's figure, what a fill and a
+        write-back each cost (irkit.perf.runtime.transfer_seconds)."""
+
+        def run(reps: int, trials: int) -> list[float]:
+            times, sink = _doubles(trials), ctypes.c_double()
+            if self.lib.lib.irkit_cal_read(n, reps, 1, trials, times, ctypes.byref(sink)) != 0:
+                raise CalibrateError(f"{label}: cannot allocate {arrays_text(n)}")
+            return list(times[:trials])
+
+        return self._rate(key, label, arrays_text(n) + ", read only", "bandwidth", run, READ_BYTES * n)
+
+    def level_read(self, level: str) -> Result:
+        n = triad_elements(self.level_footprints(self.threads)[level][0])
+        return self.read_stream(f"{level}.bandwidth_read", f"{level} read-only bandwidth, 1 core", n)
+
+    def dram_read(self) -> Result | str:
+        n = self.arrays.get("dram.bandwidth_core")
+        if not n:
+            return "the sweep found no DRAM footprint: left out"
+        return self.read_stream("dram.bandwidth_read_core", "DRAM read-only bandwidth, 1 core", n)
+
     def dram_all(self) -> Result:
         total = dram_footprint(self.effective_caches(), self.threads, self.host.available)
         n = triad_elements(total // self.threads)
@@ -803,10 +827,15 @@ class Calibrator:
                     self._bind_detail(level.name, 1), self._bind_level(level.name, 1),
                 )  # fmt: skip
             )
+            if level is not host.caches[0]:
+                alone.append(
+                    Step(f"{level.name}.bandwidth_read", f"{level.name} read-only bandwidth, 1 core", "", self._bind_read(level.name))
+                )
             if level is host.caches[0]:
                 for bits in narrower:
                     key = f"L1.bandwidth_{width_name(bits)}"
                     alone.append(Step(key, f"L1 bandwidth, {width_name(bits)}", "", self._bind_triad_width(bits)))
+        alone.append(Step("dram.bandwidth_read_core", "DRAM read-only bandwidth, 1 core", "", self.dram_read))
         together = [
             Step("flops_f32_all", f"F32 FMA, {_cores(threads)}", "", lambda: self.flops("f32", threads)),
             Step("flops_f64_all", f"F64 FMA, {_cores(threads)}", "", lambda: self.flops("f64", threads)),
@@ -837,6 +866,9 @@ class Calibrator:
 
     def _bind_triad_width(self, bits: int) -> Callable[[], Result | str]:
         return lambda: self.triad_width(bits)
+
+    def _bind_read(self, level: str) -> Callable[[], Result]:
+        return lambda: self.level_read(level)
 
     def _bind_level(self, level: str, threads: int) -> Callable[[], Result]:
         return lambda: self.level_triad(level, threads)

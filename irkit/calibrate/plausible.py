@@ -31,7 +31,9 @@ of division, square root and exp: at most clock x lanes x 2 x 1.15 and at
 least one result every 1000 cycles.  **Bandwidths**: L1 at most clock x
 (simd / 8) x 4 accesses x 1.15; a narrower L1 triad at most 1.25 x the next
 wider; each level at most 1.1 x the level above (DRAM's one-core figure
-against the last cache, DRAM's all-core one against its `bandwidth_all`).
+against the last cache, DRAM's all-core one against its `bandwidth_all`); a
+read-only stream's (`bandwidth_read`, DRAM's `bandwidth_read_core`)
+0.5-3 x its level's triad.
 **Capacities**: a private level's effective size at least half its reported
 size.  `docs/calibrate.md` has the table.
 """
@@ -57,6 +59,10 @@ F64_PER_INSTRUCTION = (0.7, 1.4)
 MARGIN = 1.15
 ALL_CORES = 1.15
 UNARY_MIN_PER_CYCLE = 1e-3
+# A read-only stream's rate over the same level's triad's (both in the bytes of the lines they move):
+# at least the triad's fills alone (3 of its 4 lines: 0.75, less a noisy trial), at most what a
+# write-back as dear as a few fills leaves (the Zen 4 guest's DRAM: 1.46)
+READ_RATIO = (0.5, 3.0)
 FP_LATENCY = (1.6, 6.0)  # Zen 5 adds in 2 cycles; 1.6 leaves the clock's own error room
 STORE_FORWARD = (3.0, 20.0)
 STRIDED_MISS = (1.0, 200.0)
@@ -350,6 +356,19 @@ def memory_problems(values: dict[str, float], ctx: Context) -> list[Problem]:
                 hard=b > NOISE * a,
             )
         )
+    reads = [(f"{c.name}.bandwidth_read", f"{c.name}.bandwidth") for c in ctx.caches[1:]]
+    for read, triad in [*reads, ("dram.bandwidth_read_core", "dram.bandwidth_core")]:
+        r, t = values.get(read), values.get(triad)
+        if r is not None and t is not None and not READ_RATIO[0] <= r / t <= READ_RATIO[1]:
+            out.append(
+                Problem(
+                    read,
+                    f"{read} {r / 1e9:.4g} GB/s is {r / t:.2f} x {triad} {t / 1e9:.4g} GB/s (plausible: "
+                    f"{READ_RATIO[0]:g}-{READ_RATIO[1]:g}: the triad's three fills alone take at most its time, "
+                    "and a write-back costs a few fills at most)",
+                    (read,),
+                )
+            )
     core, every = values.get("dram.bandwidth_core"), values.get("dram.bandwidth")
     if core is not None and every is not None and core > NOISE * every:
         # One core cannot get more than all of them: one of the two was measured on a busy host.

@@ -278,8 +278,9 @@ def hardware_spec(
         for width in ("256", "128", "scalar"):
             if f"{level.name}.bandwidth_{width}" in values:
                 fields.append(Field(f"bandwidth_{width}", values[f"{level.name}.bandwidth_{width}"]))
-        if f"{level.name}.bandwidth_all" in values:
-            fields.append(Field("bandwidth_all", values[f"{level.name}.bandwidth_all"]))
+        for key in ("bandwidth_read", "bandwidth_all"):
+            if f"{level.name}.{key}" in values:
+                fields.append(Field(key, values[f"{level.name}.{key}"]))
         if level.shared > 1:
             fields.append(Field("shared", level.shared))
         if level.ways:
@@ -291,6 +292,8 @@ def hardware_spec(
     dram = [Field("bandwidth", values["dram.bandwidth"])]
     if "dram.bandwidth_core" in values:
         dram.append(Field("bandwidth_core", values["dram.bandwidth_core"]))
+    if "dram.bandwidth_read_core" in values:
+        dram.append(Field("bandwidth_read_core", values["dram.bandwidth_read_core"]))
     for key in ("overlap", "strided_miss", "conflict_miss", "unstreamed", "streams"):  # fitted, measured
         if f"dram.{key}" in values:
             dram.append(Field(key, values[f"dram.{key}"]))

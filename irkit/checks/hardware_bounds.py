@@ -35,7 +35,9 @@ lists the same bounds.
 - **bandwidths** a level's (one core) at most 1.5 x the level before it's, DRAM
   `bandwidth_core` at most 1.5 x the last cache's `bandwidth` and 1.5 x DRAM
   `bandwidth`, DRAM `bandwidth` at most 1.5 x the last cache's `bandwidth_all`;
-  a narrower triad (`bandwidth_128`) at most 1.5 x the next wider one; L1 at most
+  a narrower triad (`bandwidth_128`) at most 1.5 x the next wider one; a
+  read-only stream's (`bandwidth_read`, DRAM's `bandwidth_read_core`) 1/3-3 x
+  its level's triad; L1 at most
   clock x (simd / 8) B x 4 accesses a cycle x 1.25.
 
 A 1.5 x margin where two measured figures meet is the noise of a shared host
@@ -57,6 +59,7 @@ MIN_CLOCK, MAX_CLOCK = 0.3 * GHZ, 7.0 * GHZ
 MAX_CORES = 4096
 MAX_THREADS_PER_CORE = 8
 MAX_FMA_UNITS = 4
+READ_RATIO = (1 / 3, 3.0)  # a read-only stream's rate over its level's triad's (irkit.calibrate.plausible: 0.5-3)
 PHYSICAL_MARGIN = 1.25  # a physical bound's slack: turbo above the written clock, rounding
 NOISE = 1.5  # two measured figures that should be ordered may be this far the wrong way (a noisy host)
 FP_LATENCY = (1.0, 16.0)  # cycles: no FPU adds faster than a cycle or slower than 16 (A64FX: 9)
@@ -280,6 +283,7 @@ class _Checker:
         if latency is not None and c is not None and c > MAX_MISS_CYCLES:
             self.refuse(latency, what, f"a cache answers in at most {MAX_MISS_CYCLES:g} cycles (this is {c:.4g})")
         full = fields.get("bandwidth")
+        self.read_rate(what, fields.get("bandwidth_read"), full, "bandwidth")
         wider = full
         for key in ("bandwidth_256", "bandwidth_128", "bandwidth_scalar"):
             f = fields.get(key)
@@ -312,6 +316,18 @@ class _Checker:
                 f"more than 1.5 x cache {up}'s bandwidth {a['bandwidth'].text}: a level further out is slower",
             )  # fmt: skip
 
+    def read_rate(self, what: str, read: _Field | None, triad: _Field | None, name: str) -> None:
+        """A read-only stream's rate (`bandwidth_read`) within 1/3-3 x the same level's triad: its three
+        fills alone take at most the triad's time, and a write-back costs a few fills at most."""
+        if read is None or triad is None or triad.base <= 0:
+            return
+        if not READ_RATIO[0] <= read.base / triad.base <= READ_RATIO[1]:
+            self.refuse(
+                read, what,
+                f"{read.base / triad.base:.3g} x the triad's {name} {triad.text}: a read-only stream runs at "
+                f"{READ_RATIO[0]:.3g}-{READ_RATIO[1]:g} x it",
+            )  # fmt: skip
+
     def deep_misses(self, what: str, fields: dict[str, _Field]) -> None:
         """A level's or DRAM's strided and conflict misses (fitted): at most DRAM's latency bound."""
         for key in ("strided_miss", "conflict_miss"):
@@ -327,6 +343,7 @@ class _Checker:
         if overlap is not None and not OVERLAP[0] <= overlap.base <= OVERLAP[1]:
             self.refuse(overlap, what, f"the share of a transfer hidden under the core's work: {OVERLAP[0]:g}-{OVERLAP[1]:g}")
         core, every = dram.get("bandwidth_core"), dram.get("bandwidth")
+        self.read_rate(what, dram.get("bandwidth_read_core"), core, "bandwidth_core")
         if last is not None:
             name, fields = last
             bw, bw_all = fields.get("bandwidth"), fields.get("bandwidth_all")

@@ -212,6 +212,8 @@ def _dram(f: dict, values: dict, notes: list[str]) -> None:
     values["dram_bandwidth_core"] = core
     if "overlap" in f:
         values["dram_overlap"] = _base(f, "overlap")
+    if "bandwidth_read_core" in f:  # one core's read-only stream: what fills cost apart from write-backs
+        values["dram_bandwidth_read_core"] = _base(f, "bandwidth_read_core")
     for key in ("strided_miss", "conflict_miss", "unstreamed"):  # a last level's misses, served by DRAM
         v = _seconds(f, key, values["frequency"])
         if v is not None:
@@ -231,7 +233,7 @@ def _cache_level(op: d.HwLevelOp, simd: float, frequency: float) -> dict:
     }
     shared = _base(f, "shared")
     level["shared"] = shared if shared is not None else 1
-    for key in ("ways", "bandwidth_all", "store_weight", "overlap"):  # (the last two fitted on calibration documents)
+    for key in ("ways", "bandwidth_all", "bandwidth_read", "store_weight", "overlap"):  # (the last two fitted on calibration documents)
         v = _base(f, key)
         if v is not None:
             level[key] = v

@@ -88,6 +88,49 @@ DRAM_STREAMS = 16.0
 PAGE_BYTES = 4096.0  # the pages a TLB entry maps (4 KiB: what malloc'd arrays get without huge pages)
 
 
+def transfer_seconds(fills, writebacks, bandwidth, read=None):
+    """Seconds to move `fills` bytes into the level above and `writebacks` bytes back out.
+
+    `bandwidth` is the STREAM triad's, counted as 16 bytes an element: three lines filled (b, c,
+    and a's before its write) and one written back.  Where the description also has the rate of
+    a read-only stream (`read`, in the bytes of the lines it fills), the two say what each
+    direction costs: a fill `1 / read` a byte and a write-back what is left of the triad's time,
+    `4 / bandwidth - 3 / read` (none when the triad's fills alone take its time: the Xeon model 167
+    guest's L3 fills 29.5 GB/s read-only, 29.6 in the triad and 29.8 in a copy, write-backs beside
+    them).  Write-backs alone go no faster than the faster of the two rates.  Without `read`,
+    every byte costs `1 / bandwidth`.
+    """
+    if not read:
+        return (fills + writebacks) / bandwidth
+    per_writeback = max(4.0 / bandwidth - 3.0 / read, 0.0)
+    return np.maximum(fills / read + writebacks * per_writeback, writebacks / max(bandwidth, read))
+
+
+def resident_share(footprint, capacity, faster, slower):
+    """The share of a repeatedly swept `footprint` a last-level cache keeps between sweeps.
+
+    A guest's share of a host's shared cache is not a cliff: the working-set sweep of `irkit
+    calibrate` slows gradually past it, as a cache with random replacement does.  In the steady
+    state of a cyclic sweep over `F` bytes of a randomly replacing cache of `C` bytes, a line
+    survives the `F (1 - h)` misses of one sweep with probability `h = exp(-F / C (1 - h))`: all of
+    it for `F <= C`, the smaller root beyond.  `capacity` is the description's `effective_size`,
+    where the sweep's bandwidth crossed the geometric mean of this level's (`faster`) and the next
+    one's (`slower`): a mixture with the share `sqrt(r) / (1 + sqrt(r))` resident (`r = faster /
+    slower`), which fixes `C`.  On the Xeon model 167 guest (L3 plateau 27.5, DRAM 15.6 GB/s in the
+    triad's bytes, effective 96 MiB) this reads 25, 20, 17.8 and 16.6 GB/s at 80, 100, 127 and 160
+    MiB, where the sweep measured 25.9, 21.4, 18.1 and 16.6.
+    """
+    r = max(float(faster) / float(slower), 1.0 + 1e-6) if slower else 1.0 + 1e-6
+    mid = np.sqrt(r) / (1.0 + np.sqrt(r))
+    c = float(capacity) * (1.0 - mid) / -np.log(mid)  # C = effective / (F/C at the share `mid`)
+    x = np.asarray(footprint, dtype=float) / c
+    h = np.zeros_like(x)
+    for _ in range(40):  # Newton on g(h) = h - exp(-x (1 - h)) from 0: concave, so it climbs to the smaller root
+        e = np.exp(-x * (1.0 - h))
+        h = np.clip(h - (h - e) / np.maximum(1.0 - x * e, 1e-9), 0.0, 1.0)
+    return np.where(x <= 1.0, 1.0, h)
+
+
 # The throughput figure of each instruction kind, and the work one lane of it counts there
 # (an FMA lane is 2 flops; a division, a root or an exp one result).
 _THROUGHPUT = {
@@ -418,6 +461,11 @@ def price(nests, kernel_terms, env, hw, cold=False):
             tt = fill_terms(level_env)
             # a kernel this level holds whole moves and misses nothing here between warm calls
             warm = (not cold) & (kernel_bytes <= lv.get("effective_size", lv["size"]) * share)
+            # ... and the last cache, where a sweep measured its end, keeps a share of a larger kernel
+            kept = np.where(warm, 1.0, 0.0)
+            if below is None and not cold and lv.get("measured_capacity") and lv["effective_size"] < lv["size"]:
+                slower = hw.get("dram_bandwidth_core", hw["dram_bandwidth"])
+                kept = resident_share(kernel_bytes, lv["effective_size"], lv["bandwidth"], slower)
             if i == 0:  # strided misses (a column read element by element) wait for their lines
                 mm = {**miss_terms(level_env), "strided_lines": tt.get("strided_lines", 0.0)}
                 serial = mm.get("serial_lines", 0.0) * hw.get("conflict_miss", 0.0)
@@ -429,28 +477,38 @@ def price(nests, kernel_terms, env, hw, cold=False):
                     mm = {"strided_lines": tt.get("strided_lines", 0.0)}
                     if kinds != {"strided_miss"}:
                         mm.update(miss_terms(level_env))
-                    strided = strided + np.where(warm, 0.0, deeper_misses(mm, i, hw))
+                    strided = strided + (1.0 - kept) * deeper_misses(mm, i, hw)
             # fills, and write-backs of stored lines; streamed lines skip the caches and
             # reach DRAM once
             streamed = tt.get("streamed_lines", 0.0) / active
-            lines = np.maximum(tt["lines"] + tt.get("stored_lines", 0.0) - 2.0 * streamed, 0.0)
+            fills = np.maximum(tt["lines"] - streamed, 0.0)
+            writebacks = np.maximum(tt.get("stored_lines", 0.0) - streamed, 0.0)
+            lines = fills + writebacks
             if below is None:
+                writebacks = writebacks + streamed
                 lines = lines + streamed
-                moved = np.where(warm, 0.0, lines * line)
-                bw = np.where(active > 1, hw["dram_bandwidth"], hw.get("dram_bandwidth_core", hw["dram_bandwidth"]))
-                seconds = moved * active / bw
+                moved = (1.0 - kept) * lines * line
+                core_bw = hw.get("dram_bandwidth_core", hw["dram_bandwidth"])
+                read = hw.get("dram_bandwidth_read_core")
+                # one core's rates; all cores' in the same proportion
+                scale = np.where(active > 1, hw["dram_bandwidth"] / core_bw, 1.0)
+                share = (1.0 - kept) * line * active
+                seconds = transfer_seconds(fills * share, writebacks * share, core_bw, read) / scale
                 # lines no prefetch stream brings wait for DRAM one core's misses at a time: each
                 # core's at `dram { unstreamed }` a line, when that is slower than the bandwidth
-                untracked = np.where(warm, 0.0, np.minimum(last_terms(level_env).get("untracked_lines", 0.0), lines))
+                untracked = (1.0 - kept) * np.minimum(last_terms(level_env).get("untracked_lines", 0.0), lines)
                 seconds = np.maximum(seconds, untracked * hw.get("dram_unstreamed", 0.0))
                 terms["DRAM"] = seconds
                 dram_bytes = dram_bytes + moved * active
             else:
                 moved = np.where(warm, 0.0, lines * line)
                 bw = below["bandwidth"]
+                scale = 1.0  # a shared level's all-core limit, each rate in the same proportion
                 if below.get("shared", 1) > 1 and below.get("bandwidth_all"):
-                    bw = np.minimum(bw, below["bandwidth_all"] / active)
-                terms[below["name"]] = moved / bw
+                    scale = np.minimum(1.0, below["bandwidth_all"] / active / bw)
+                cold_share = np.where(warm, 0.0, line)
+                fill_s = transfer_seconds(fills * cold_share, writebacks * cold_share, bw, below.get("bandwidth_read"))
+                terms[below["name"]] = fill_s / scale
         # TLB misses: the pages each access brings into a TLB of `tlb_entries` pages (the traffic
         # model again, with a page for a line and the TLB for a fully associative cache); each
         # waits `tlb_miss` for its page walk, on top of the strided misses it comes with

@@ -464,6 +464,8 @@ def _comments(run: Run) -> list[str]:
         "  (2 loads + 1 store), 16 B beyond (the lines moved: write-allocate and write-back); one core on 3 arrays",
         "  totalling half the level's effective size; L1 bandwidth_256/128/scalar with explicit narrower vectors;",
         "  bandwidth_all and dram bandwidth: all threads at once, each on its own arrays.",
+        "- bandwidth_read (dram bandwidth_read_core): one core reading the triad's arrays, writing nothing,",
+        "  counted as the 12 B of lines filled per element: with the triad, what a fill and a write-back cost.",
         "- effective_size: where the level's speed ends in a sweep of the triad from 8 KiB to DRAM, one core;",
         "  dram bandwidth_core: that sweep's last point, 4 x the last-level cache (at least 64 MiB).",
         "- fp_latency(_f64): a chain of dependent adds, in cycles of that clock.",

@@ -86,6 +86,12 @@ def test_quick_calibration_writes_a_checked_description(quick_run, module_cache,
     for key in (*keys, "call_overhead"):
         assert re.search(rf"^  {key} [0-9.]+ ", text, re.M), key
     assert re.search(r"^  dram \{ .*bandwidth_core [0-9.]+ GB/s", text, re.M)
+    # read-only streams beside the triads: every level beyond L1 and DRAM (or the warning leaving it out)
+    for level in re.findall(r"^  cache (L[2-9]) \{", text, re.M):
+        key = f"{level}.bandwidth_read"
+        assert re.search(rf"^  cache {level} \{{.*bandwidth_read [0-9.]+ GB/s", text, re.M) or key in report["checks"]["left_out"], key
+    read_core = re.search(r"^  dram \{ .*bandwidth_read_core [0-9.]+ GB/s", text, re.M)
+    assert read_core or "dram.bandwidth_read_core" in report["checks"]["left_out"]
     # where it came from, the figures per width and for f64, the effective capacities
     assert re.search(r'^  cpu "[^"]+"', text, re.M) and re.search(r'^  march "native"', text, re.M)
     assert re.search(r'^  cpu_id "\S+ family \d+ model \d+', text, re.M)
