@@ -476,41 +476,6 @@ static float *cal_triad_arrays(int64_t n, float **a, float **b, float **c)
     return buf;
 }
 
-/* Returns 0, or -1 when a thread could not allocate its arrays (then nothing is timed). */
-int32_t irkit_cal_triad(int64_t n, int64_t reps, int32_t threads, int32_t trials, double *times, double *sink)
-{
-    int32_t failed = 0;
-    double total = 0;
-    double *stamps = malloc((size_t)threads * 2 * sizeof(double));
-    if (!stamps) return -1;
-#pragma omp parallel num_threads(threads) reduction(+ : failed, total)
-    {
-        const int me = cal_thread();
-        float *a = NULL, *b = NULL, *c = NULL;
-        float *buf = cal_triad_arrays(n, &a, &b, &c);
-        int64_t m = buf ? n : 0;
-        failed += buf == NULL;
-        const float s = cal_const;
-        if (m) cal_triad_pass(a, b, c, s, m); /* warm the level up */
-        for (int32_t t = 0; t < trials; t++) {
-#pragma omp barrier
-            stamps[2 * me] = cal_now();
-            for (int64_t r = 0; r < reps && m; r++) {
-                cal_triad_pass(a, b, c, s, m);
-                CAL_CLOBBER(a);
-            }
-            stamps[2 * me + 1] = cal_now();
-#pragma omp barrier
-            if (me == 0) times[t] = cal_span(stamps, cal_team());
-        }
-        if (m) total += a[m / 2];
-        free(buf);
-    }
-    free(stamps);
-    *sink = total;
-    return failed ? -1 : 0;
-}
-
 /* One pass reading the triad's three arrays, nothing written: six independent sums (each array's two
    halves), so that no chain of adds, only the fills, sets the pace. */
 CAL_LOOP static float cal_read_pass(const float *restrict a, const float *restrict b, const float *restrict c, int64_t n)
@@ -524,9 +489,18 @@ CAL_LOOP static float cal_read_pass(const float *restrict a, const float *restri
     return s0 + s1 + s2 + s3 + s4 + s5;
 }
 
-/* A read-only stream over the triad's arrays (the same footprint and allocation), each thread on its
-   own: what the lines filled cost without write-backs beside them.  Returns 0, or -1 as the triad. */
-int32_t irkit_cal_read(int64_t n, int64_t reps, int32_t threads, int32_t trials, double *times, double *sink)
+/* One pass of a stream over the triad's arrays: the triad itself, or (read_only) the read pass. */
+static float cal_stream_pass(float *a, const float *b, const float *c, int64_t n, int read_only)
+{
+    if (read_only) return cal_read_pass(a, b, c, n);
+    cal_triad_pass(a, b, c, cal_const, n);
+    return 0.0f;
+}
+
+/* Each thread times passes over its own three arrays of n floats, the team between barriers.
+   Returns 0, or -1 when a thread could not allocate its arrays (then nothing is timed). */
+static int32_t cal_stream(int64_t n, int64_t reps, int32_t threads, int32_t trials, double *times, double *sink,
+                          int read_only)
 {
     int32_t failed = 0;
     double total = 0;
@@ -539,24 +513,37 @@ int32_t irkit_cal_read(int64_t n, int64_t reps, int32_t threads, int32_t trials,
         float *buf = cal_triad_arrays(n, &a, &b, &c);
         int64_t m = buf ? n : 0;
         failed += buf == NULL;
-        float acc = m ? cal_read_pass(a, b, c, m) : 0.0f; /* warm the level up */
+        float acc = m ? cal_stream_pass(a, b, c, m, read_only) : 0.0f; /* warm the level up */
         for (int32_t t = 0; t < trials; t++) {
 #pragma omp barrier
             stamps[2 * me] = cal_now();
             for (int64_t r = 0; r < reps && m; r++) {
-                acc += cal_read_pass(a, b, c, m);
+                acc += cal_stream_pass(a, b, c, m, read_only);
                 CAL_CLOBBER(a);
             }
             stamps[2 * me + 1] = cal_now();
 #pragma omp barrier
             if (me == 0) times[t] = cal_span(stamps, cal_team());
         }
-        total += acc;
+        if (m) total += acc + a[m / 2];
         free(buf);
     }
     free(stamps);
     *sink = total;
     return failed ? -1 : 0;
+}
+
+/* The STREAM triad, each thread on its own arrays. */
+int32_t irkit_cal_triad(int64_t n, int64_t reps, int32_t threads, int32_t trials, double *times, double *sink)
+{
+    return cal_stream(n, reps, threads, trials, times, sink, 0);
+}
+
+/* A read-only stream over the triad's arrays (the same footprint and allocation): what the lines
+   filled cost without write-backs beside them. */
+int32_t irkit_cal_read(int64_t n, int64_t reps, int32_t threads, int32_t trials, double *times, double *sink)
+{
+    return cal_stream(n, reps, threads, trials, times, sink, 1);
 }
 
 /* The working-set sweep: one core's triad on the first n elements of three arrays of nmax, allocated

@@ -829,7 +829,10 @@ class Calibrator:
             )
             if level is not host.caches[0]:
                 alone.append(
-                    Step(f"{level.name}.bandwidth_read", f"{level.name} read-only bandwidth, 1 core", "", self._bind_read(level.name))
+                    Step(
+                        f"{level.name}.bandwidth_read", f"{level.name} read-only bandwidth, 1 core",
+                        self._bind_detail(level.name, 1), self._bind_read(level.name),
+                    )  # fmt: skip
                 )
             if level is host.caches[0]:
                 for bits in narrower:

@@ -501,14 +501,13 @@ def price(nests, kernel_terms, env, hw, cold=False):
                 terms["DRAM"] = seconds
                 dram_bytes = dram_bytes + moved * active
             else:
-                moved = np.where(warm, 0.0, lines * line)
                 bw = below["bandwidth"]
                 scale = 1.0  # a shared level's all-core limit, each rate in the same proportion
                 if below.get("shared", 1) > 1 and below.get("bandwidth_all"):
                     scale = np.minimum(1.0, below["bandwidth_all"] / active / bw)
-                cold_share = np.where(warm, 0.0, line)
-                fill_s = transfer_seconds(fills * cold_share, writebacks * cold_share, bw, below.get("bandwidth_read"))
-                terms[below["name"]] = fill_s / scale
+                per_line = np.where(warm, 0.0, line)  # bytes a line moves (none when the level holds the kernel)
+                seconds = transfer_seconds(fills * per_line, writebacks * per_line, bw, below.get("bandwidth_read"))
+                terms[below["name"]] = seconds / scale
         # TLB misses: the pages each access brings into a TLB of `tlb_entries` pages (the traffic
         # model again, with a page for a line and the TLB for a fully associative cache); each
         # waits `tlb_miss` for its page walk, on top of the strided misses it comes with
