@@ -117,8 +117,8 @@ def resident_share(footprint, capacity, faster, slower):
     where the sweep's bandwidth crossed the geometric mean of this level's (`faster`) and the next
     one's (`slower`): a mixture with the share `sqrt(r) / (1 + sqrt(r))` resident (`r = faster /
     slower`), which fixes `C`.  On the Xeon model 167 guest (L3 plateau 27.5, DRAM 15.6 GB/s in the
-    triad's bytes, effective 96 MiB) this reads 25, 20, 17.8 and 16.6 GB/s at 80, 100, 127 and 160
-    MiB, where the sweep measured 25.9, 21.4, 18.1 and 16.6.
+    triad's bytes, effective 96 MiB) this reads 24.5, 20.1, 17.9 and 16.8 GB/s at 80, 100, 127 and
+    160 MiB, where the sweep measured 25.9, 21.4, 18.1 and 16.6.
     """
     r = max(float(faster) / float(slower), 1.0 + 1e-6) if slower else 1.0 + 1e-6
     mid = np.sqrt(r) / (1.0 + np.sqrt(r))
@@ -443,6 +443,12 @@ def price(nests, kernel_terms, env, hw, cold=False):
     flops = 0.0
     dram_bytes = 0.0
     nest_rows = []
+    # the share of the kernel the last cache keeps between calls (kernel-wide: once, not per nest)
+    last_kept = None
+    last = levels[-1]
+    if not cold and last.get("measured_capacity") and last["effective_size"] < last["size"]:
+        slower = hw.get("dram_bandwidth_core", hw["dram_bandwidth"])
+        last_kept = resident_share(kernel_bytes, last["effective_size"], last["bandwidth"], slower)
     for name, core_terms, fill_terms, miss_terms, last_terms in nests:
         t = core_terms(base)
         active = np.maximum(t.get("active", 1.0), 1.0)
@@ -462,10 +468,7 @@ def price(nests, kernel_terms, env, hw, cold=False):
             # a kernel this level holds whole moves and misses nothing here between warm calls
             warm = (not cold) & (kernel_bytes <= lv.get("effective_size", lv["size"]) * share)
             # ... and the last cache, where a sweep measured its end, keeps a share of a larger kernel
-            kept = np.where(warm, 1.0, 0.0)
-            if below is None and not cold and lv.get("measured_capacity") and lv["effective_size"] < lv["size"]:
-                slower = hw.get("dram_bandwidth_core", hw["dram_bandwidth"])
-                kept = resident_share(kernel_bytes, lv["effective_size"], lv["bandwidth"], slower)
+            kept = last_kept if below is None and last_kept is not None else np.where(warm, 1.0, 0.0)
             if i == 0:  # strided misses (a column read element by element) wait for their lines
                 mm = {**miss_terms(level_env), "strided_lines": tt.get("strided_lines", 0.0)}
                 serial = mm.get("serial_lines", 0.0) * hw.get("conflict_miss", 0.0)
