@@ -101,15 +101,29 @@ def tensor_shape(t: TensorArg, size_args: list[SizeArg], sizes: Mapping[str, int
     return tuple(t.shape.eval([], [sizes[s.name] for s in size_args]))
 
 
+def tensor_bytes(dtype: str, shape: tuple[int, ...], align: int = DEFAULT_ALIGN) -> int:
+    """The raw bytes `empty_tensor` needs for an array of `shape` (its elements and the alignment slack)."""
+    return int(np.prod(shape, dtype=np.int64)) * np.dtype(NUMPY_DTYPES[dtype]).itemsize + align
+
+
 def empty_tensor(
-    dtype: str, shape: tuple[int, ...], order: list[int] | None = None, align: int = DEFAULT_ALIGN
+    dtype: str,
+    shape: tuple[int, ...],
+    order: list[int] | None = None,
+    align: int = DEFAULT_ALIGN,
+    raw: np.ndarray | None = None,
 ) -> np.ndarray:
-    """An uninitialised array of logical `shape` stored in `order` (outermost first), `align`-byte aligned."""
+    """An uninitialised array of logical `shape` stored in `order` (outermost first), `align`-byte
+    aligned; in `raw` (uint8, at least `tensor_bytes` long) when given, so that a caller timing many
+    large cases can reuse memory whose pages have already faulted in."""
     order = list(range(len(shape))) if order is None else list(order)
     np_dtype = np.dtype(NUMPY_DTYPES[dtype])
     storage_shape = [shape[d] for d in order]
     nbytes = int(np.prod(storage_shape, dtype=np.int64)) * np_dtype.itemsize
-    raw = np.empty(nbytes + align, dtype=np.uint8)
+    if raw is None:
+        raw = np.empty(nbytes + align, dtype=np.uint8)
+    elif raw.size < nbytes + align:
+        raise ValueError(f"a raw buffer of {raw.size} bytes cannot hold {nbytes} bytes aligned to {align}")
     offset = (-raw.ctypes.data) % align
     flat = raw[offset : offset + nbytes].view(np_dtype)
     return flat.reshape(storage_shape).transpose(inverse(order))
@@ -170,10 +184,18 @@ class CompiledKernel:
     def shape(self, tensor: str, sizes: Mapping[str, object] | None = None) -> tuple[int, ...]:
         return tensor_shape(self.tensors[tensor], self.size_args, self.resolve_sizes(sizes))
 
-    def empty(self, tensor: str, sizes: Mapping[str, object] | None = None) -> np.ndarray:
-        """An uninitialised array for `tensor`, with its layout and alignment."""
+    def empty(
+        self, tensor: str, sizes: Mapping[str, object] | None = None, raw: np.ndarray | None = None
+    ) -> np.ndarray:
+        """An uninitialised array for `tensor`, with its layout and alignment (in `raw`, when given:
+        see `empty_tensor`)."""
         t = self.tensors[tensor]
-        return empty_tensor(t.dtype, self.shape(tensor, sizes), t.order, max(t.align or 0, DEFAULT_ALIGN))
+        return empty_tensor(t.dtype, self.shape(tensor, sizes), t.order, max(t.align or 0, DEFAULT_ALIGN), raw)
+
+    def empty_bytes(self, tensor: str, sizes: Mapping[str, object] | None = None) -> int:
+        """The raw bytes `empty` needs for `tensor`."""
+        t = self.tensors[tensor]
+        return tensor_bytes(t.dtype, self.shape(tensor, sizes), max(t.align or 0, DEFAULT_ALIGN))
 
     # ---- checks
     def check(self, arrays: Mapping[str, object], sizes: Mapping[str, int]) -> None:

@@ -332,6 +332,7 @@ class Timed:
     wrapper: object
     args: list[object] = field(default_factory=list)
     keep: list[np.ndarray] = field(default_factory=list)
+    raws: list[np.ndarray] = field(default_factory=list)  # the memory under `keep`, for the spare pool
 
     def seconds(self, reps: int) -> float:
         return float(self.wrapper(ctypes.c_int64(reps), *self.args))
@@ -347,16 +348,48 @@ def compile_timed(document: str, sizes: dict[str, int], cflags: list[str] | None
     key = (document, tuple(sorted(sizes.items())), tuple(cflags or ()))
     if key in _TIMED:
         return _TIMED[key]
-    timed = _build_timed(document, sizes, cflags)
     while len(_TIMED) >= TIMED_KEPT:
-        _TIMED.pop(next(iter(_TIMED)))
+        _spare(_TIMED.pop(next(iter(_TIMED))))
+    timed = _build_timed(document, sizes, cflags)
     _TIMED[key] = timed
     return timed
 
 
 def release_built() -> None:
-    """Drop the built cases compile_timed keeps (after the DRAM fits, hundreds of MiB of arrays)."""
+    """Drop the built cases compile_timed keeps and the spare memory (after the DRAM fits,
+    hundreds of MiB of arrays)."""
     _TIMED.clear()
+    _SPARE.clear()
+
+
+# Memory of dropped DRAM-sized cases, kept for the next ones: a fresh array's first touch faults
+# in every page (0.2 s for 512 MiB of 4 KiB pages here, over a second when the kernel compacts
+# memory for huge pages), and the DRAM fits build a dozen such arrays.
+_SPARE: list[np.ndarray] = []
+SPARE_FROM = 16 << 20  # bytes: smaller arrays fault in quickly enough
+SPARE_MOST = 1 << 30  # bytes kept spare at most
+
+
+def _spare(timed: Timed) -> None:
+    """Keep the large buffers of a case no longer timed (none of its arrays is used again)."""
+    timed.keep.clear()
+    timed.args.clear()
+    _SPARE.extend(raw for raw in timed.raws if raw.size >= SPARE_FROM)
+    timed.raws.clear()
+    _SPARE.sort(key=lambda raw: raw.size)
+    while sum(raw.size for raw in _SPARE) > SPARE_MOST:  # the largest serve the most cases
+        _SPARE.pop(0)
+
+
+def _spare_buffer(nbytes: int) -> np.ndarray | None:
+    """The smallest spare buffer that holds `nbytes` (taken out of the pool), or None."""
+    if nbytes < SPARE_FROM:
+        return None
+    fitting = [raw for raw in _SPARE if raw.size >= nbytes]
+    if not fitting:
+        return None
+    best = min(fitting, key=lambda raw: raw.size)
+    return _SPARE.pop(next(i for i, raw in enumerate(_SPARE) if raw is best))
 
 
 def _build_timed(document: str, sizes: dict[str, int], cflags: list[str] | None) -> Timed:
@@ -396,9 +429,15 @@ double irkit_cal_repeat(int64_t reps, {", ".join(params)})
     fn.restype = ctypes.c_double
     resolved = compiled.resolve_sizes(sizes)
     arrays = {}
+    raws: list[np.ndarray] = []
     rng = np.random.default_rng(0)
     for t in tensors:
-        buf = compiled.empty(t.name, resolved)
+        nbytes = compiled.empty_bytes(t.name, resolved)
+        raw = _spare_buffer(nbytes)
+        if raw is None:
+            raw = np.empty(nbytes, dtype=np.uint8)
+        buf = compiled.empty(t.name, resolved, raw)
+        raws.append(raw)
         _fill(buf, rng)
         arrays[t.name] = buf
     args: list[object] = []
@@ -413,7 +452,7 @@ double irkit_cal_repeat(int64_t reps, {", ".join(params)})
             args.append(ctypes.c_void_p(arrays[tensors_by_value[arg]].ctypes.data))
             argtypes.append(ctypes.c_void_p)
     fn.argtypes = argtypes
-    return Timed(kernel, fn, args, list(arrays.values()))
+    return Timed(kernel, fn, args, list(arrays.values()), raws)
 
 
 FILL_PATTERN = 4096  # elements of the random pattern a case's arrays repeat
@@ -556,6 +595,19 @@ def _solve_case(case: FitCase, hardware, measured: float, put, predict) -> Fitte
     return Fitted(case.figure, value, measured, f"{case.why}: {measured * 1e6:.3g} us a call")
 
 
+MEDIAN_AGREES = 0.05  # a majority of repeated fits this close (relative): their median is the figure
+
+
+def _majority_agrees(fits: list[Fitted], runs: int) -> bool:
+    """Whether more than half of `runs` fits kept a value and those values agree within
+    MEDIAN_AGREES (the figure is then kept, and its median lies among them)."""
+    values = [f.value for f in fits if f.value is not None]
+    if len(values) * 2 <= runs:
+        return False
+    middle = sorted(values)[len(values) // 2]
+    return max(values) - min(values) <= MEDIAN_AGREES * abs(middle)
+
+
 def balanced_flops(hardware) -> Callable[[dict], int]:
     """For a stream resident in a level, the FMAs an element that make the model's compute time about
     equal to the level's transfer time, so that how the two combine shows in the measured time."""
@@ -590,15 +642,18 @@ def plan(hardware, quick: bool = False) -> list[FitStep]:
 
     def median_of(*picked: FitCase, runs: int = 3) -> Callable[[object, list[str] | None], list[Fitted]]:
         """Noisy figures (an overlap moves by 0.2 between runs of a shared host): each the median
-        of `runs` fits; left out if most of them are (decided as soon as the rest could not
-        outvote them: a DRAM stream's fit costs most of a second a run)."""
+        of `runs` fits; left out if most of them are. Both are decided early, since a DRAM
+        stream's fit costs most of a second a run: a leave-out once the rest could not outvote
+        it, the median once a majority of fits agree (the median of all `runs` lies between the
+        least and the greatest of any majority, so the rest could not move it by more than
+        that majority's spread)."""
 
         def one(case: FitCase, hw, cflags) -> Fitted:
             fits: list[Fitted] = []
             while len(fits) < runs:
                 fits.append(fit_case(case, hw, cflags))
                 possible = sum(f.value is not None for f in fits) + runs - len(fits)
-                if possible * 2 <= runs:
+                if possible * 2 <= runs or _majority_agrees(fits, runs):
                     break
             kept = sorted((f for f in fits if f.value is not None), key=lambda f: f.value)
             chosen = kept[len(kept) // 2] if len(kept) * 2 > runs else next(f for f in fits if f.value is None)

@@ -1,0 +1,84 @@
+"""What keeps `irkit calibrate` within its 30 s: repeated fits that stop once a majority agrees,
+and DRAM-sized cases that reuse the memory of the ones before them (no page faults twice)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from irkit.calibrate import fit
+from irkit.perf import load_hardware
+
+HW = (
+    "hardware speedhw {\n  cores 1\n  simd 256 bits\n  frequency 3 GHz\n  flops_f32 96 GFLOP/s\n"
+    "  flops_f64 48 GFLOP/s\n  fp_latency 4 cycles\n"
+    "  cache L1 { size 32 KiB; line 64 B; bandwidth 200 GB/s; ways 8 }\n"
+    "  cache L2 { size 1 MiB; line 64 B; bandwidth 100 GB/s; ways 8 }\n"
+    "  cache L3 { size 32 MiB; line 64 B; bandwidth 40 GB/s; ways 16 }\n"
+    "  dram { bandwidth 40 GB/s; bandwidth_core 20 GB/s }\n}\n"
+)
+
+SCALE = (
+    "design cal_scale_t {\n  sizes { N = 1024 }\n  tensor x : f32[N] input\n  tensor y : f32[N] output\n"
+    "  y[i] = x[i] * 1.5\n}\n"
+)
+
+
+@pytest.fixture()
+def hw(tmp_path):
+    (tmp_path / "speed.hw").write_text(HW)
+    return load_hardware(tmp_path / "speed.hw")
+
+
+@pytest.mark.parametrize(
+    ("outcomes", "runs", "value"),
+    [
+        ([0.80, 0.81, 0.82], 5, 0.81),  # three of five within 5%: the median of five lies among them
+        ([0.80, 0.81], 3, 0.81),  # two of three
+        ([0.5, 0.8, 0.81, 0.6, 0.9], 5, 0.8),  # no three agree: all five run
+        ([0.80, None, 0.81, 0.82], 5, 0.81),  # a leave-out among them: three kept values agree
+    ],
+)
+def test_repeated_fits_stop_once_a_majority_agrees(hw, monkeypatch, outcomes, runs, value):
+    calls = iter(outcomes)
+    seen = []
+
+    def fitted(case, hardware, cflags=None):
+        v = next(calls)
+        seen.append(v)
+        return fit.Fitted(case.figure, v, 1e-3, "left out" if v is None else "")
+
+    monkeypatch.setattr(fit, "fit_case", fitted)
+    label = "L2 overlap" if runs == 5 else "out-of-order window"
+    step = next(s for s in fit.plan(hw) if s.label.startswith(label))
+    got = step.run(hw, None)
+    assert len(seen) == len(outcomes)
+    assert got[0].value == value
+
+
+def test_a_dropped_case_lends_its_memory_to_the_next(monkeypatch):
+    """A case pushed out of the built cases leaves its large buffers for the next case, which
+    gets them filled with its own values and still times correctly."""
+    monkeypatch.setattr(fit, "SPARE_FROM", 1024)
+    monkeypatch.setattr(fit, "TIMED_KEPT", 1)
+    fit.release_built()
+    first = fit.compile_timed(SCALE, {"N": 4096})
+    first_raws = list(first.raws)
+    assert len(first_raws) == 2 and all(raw.size >= 4096 * 4 for raw in first_raws)
+    second = fit.compile_timed(SCALE, {"N": 2048})  # drops the first: its buffers are spare
+    x, y = second.keep
+    assert any(np.shares_memory(x, raw) for raw in first_raws)
+    assert np.all((x >= 0.5) & (x < 1.5))
+    assert second.seconds(3) > 0.0
+    np.testing.assert_allclose(y, x * np.float32(1.5))
+    fit.release_built()
+    assert not fit._SPARE
+
+
+def test_a_spare_buffer_is_the_smallest_that_fits(monkeypatch):
+    monkeypatch.setattr(fit, "SPARE_FROM", 16)
+    monkeypatch.setattr(fit, "_SPARE", [np.empty(n, np.uint8) for n in (400, 100, 200)])
+    assert fit._spare_buffer(150).size == 200
+    assert fit._spare_buffer(500) is None
+    assert fit._spare_buffer(8) is None  # small arrays are not pooled
+    assert sorted(raw.size for raw in fit._SPARE) == [100, 400]
