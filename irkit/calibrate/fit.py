@@ -598,14 +598,16 @@ def _solve_case(case: FitCase, hardware, measured: float, put, predict) -> Fitte
 MEDIAN_AGREES = 0.05  # a majority of repeated fits this close (relative): their median is the figure
 
 
-def _majority_agrees(fits: list[Fitted], runs: int) -> bool:
+def _majority_agrees(fits: list[Fitted], runs: int, share: bool = False) -> bool:
     """Whether more than half of `runs` fits kept a value and those values agree within
-    MEDIAN_AGREES (the figure is then kept, and its median lies among them)."""
+    MEDIAN_AGREES (the figure is then kept, and its median lies among them): of the value, or
+    for a `share` (a figure in [0, 1], an overlap) of the whole range, so that a share near 0
+    is not held to a hundredth."""
     values = [f.value for f in fits if f.value is not None]
     if len(values) * 2 <= runs:
         return False
     middle = sorted(values)[len(values) // 2]
-    return max(values) - min(values) <= MEDIAN_AGREES * abs(middle)
+    return max(values) - min(values) <= MEDIAN_AGREES * (1.0 if share else abs(middle))
 
 
 def balanced_flops(hardware) -> Callable[[dict], int]:
@@ -653,7 +655,7 @@ def plan(hardware, quick: bool = False) -> list[FitStep]:
             while len(fits) < runs:
                 fits.append(fit_case(case, hw, cflags))
                 possible = sum(f.value is not None for f in fits) + runs - len(fits)
-                if possible * 2 <= runs or _majority_agrees(fits, runs):
+                if possible * 2 <= runs or _majority_agrees(fits, runs, (case.lo, case.hi) == (0.0, 1.0)):
                     break
             kept = sorted((f for f in fits if f.value is not None), key=lambda f: f.value)
             chosen = kept[len(kept) // 2] if len(kept) * 2 > runs else next(f for f in fits if f.value is None)

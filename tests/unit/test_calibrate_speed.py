@@ -37,6 +37,7 @@ def hw(tmp_path):
         ([0.80, 0.81], 3, 0.81),  # two of three
         ([0.5, 0.8, 0.81, 0.6, 0.9], 5, 0.8),  # no three agree: all five run
         ([0.80, None, 0.81, 0.82], 5, 0.81),  # a leave-out among them: three kept values agree
+        ([0.07, 0.10, 0.09], 5, 0.09),  # an overlap near 0: within 5% of its 0-1 range
     ],
 )
 def test_repeated_fits_stop_once_a_majority_agrees(hw, monkeypatch, outcomes, runs, value):
