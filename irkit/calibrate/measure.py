@@ -82,6 +82,7 @@ READ_BYTES = 12  # a read-only stream over the triad's three arrays: three lines
 TRIAD_ALIGN = 256  # elements: arrays are a whole number of these (1 KiB)
 DRAM_FACTOR = 4  # DRAM arrays >= this many times the last-level caches
 MIN_DRAM = 64 * 1024**2  # bytes: DRAM arrays at least this large anyway
+CHASE_DRAM_MOST = 512 * 1024**2  # bytes: the DRAM latency's ring at most this large
 TSC_SECONDS = 0.02  # the wall-clock interval the TSC is counted over
 
 
@@ -651,6 +652,45 @@ class Calibrator:
             return "the sweep found no DRAM footprint: left out"
         return self.read_stream("dram.bandwidth_read_core", "DRAM read-only bandwidth, 1 core", n)
 
+    # A DRAM chase's trials: CHASE_DRAM_REPS x CHAIN loads each (64,000: ~10 ms at 150 ns), timed
+    # in one call, since every call builds its ring anew (a fraction of a second at these sizes)
+    CHASE_DRAM_REPS = 1000
+    CHASE_DRAM_TRIALS = 5
+
+    def dram_latency(self) -> Result:
+        """The load-to-use latency of DRAM: a random ring over twice the last level's effective
+        capacity (at least 64 MiB, at most 512 MiB: building the ring takes 0.6 s at 288 MiB),
+        which no prefetcher follows and the cache holds little of (a random walk's lines are
+        evicted before their turn comes again). What a core busy between its misses waits for
+        each window of them (the model's `latency_bound`)."""
+        caches = self.effective_caches()
+        reach = 2 * caches[-1].size if caches else MIN_DRAM
+        nbytes = min(max(reach, MIN_DRAM), CHASE_DRAM_MOST)
+        if self.host.available:
+            nbytes = min(nbytes, self.host.available // 4)
+        fn = self.lib.lib.irkit_cal_chase
+        label = "DRAM latency"
+        reps, trials = self.CHASE_DRAM_REPS, self.CHASE_DRAM_TRIALS
+
+        def call(_reps: int, _trials: int) -> list[float]:
+            times, sink = _doubles(trials), ctypes.c_double()
+            if fn(nbytes, reps, trials, times, ctypes.byref(sink)) != 0:
+                raise CalibrateError(f"{label}: cannot allocate {approx_bytes(nbytes)}")
+            return list(times[:trials])
+
+        start = time.perf_counter()
+        samples = [t / (reps * CHAIN) for t in call(reps, trials) if t > 0]
+        if not samples:
+            raise CalibrateError(f"{label}: the timer did not advance")
+        best = min(samples)
+        detail = f"a ring of {approx_bytes(nbytes)} in random order"
+        result = Result(
+            "dram.latency", label, detail, best, "latency", "best", samples, reps, time.perf_counter() - start,
+            describe(best, "latency"),
+        )  # fmt: skip
+        self.measured["dram.latency"] = result
+        return result
+
     def dram_all(self) -> Result:
         total = dram_footprint(self.effective_caches(), self.threads, self.host.available)
         n = triad_elements(total // self.threads)
@@ -839,6 +879,7 @@ class Calibrator:
                     key = f"L1.bandwidth_{width_name(bits)}"
                     alone.append(Step(key, f"L1 bandwidth, {width_name(bits)}", "", self._bind_triad_width(bits)))
         alone.append(Step("dram.bandwidth_read_core", "DRAM read-only bandwidth, 1 core", "", self.dram_read))
+        alone.append(Step("dram.latency", "DRAM latency, a pointer chase beyond the last cache", "", self.dram_latency))
         together = [
             Step("flops_f32_all", f"F32 FMA, {_cores(threads)}", "", lambda: self.flops("f32", threads)),
             Step("flops_f64_all", f"F64 FMA, {_cores(threads)}", "", lambda: self.flops("f64", threads)),

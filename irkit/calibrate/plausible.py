@@ -72,6 +72,7 @@ OVERHEADS = {  # seconds
     "parallel_overhead": (20e-9, 0.1),  # a busy host's fork/join waits for a time slice: 8 ms seen
     "call_overhead": (50e-9, 1e-3),
 }
+DRAM_LATENCY = (30e-9, 2e-6)  # seconds (the description checker's bound is 2 us too)
 L1_ACCESSES = 4  # full-width accesses a cycle
 NARROWER = 1.25  # a narrower L1 triad over the next wider one
 ORDER = 1.1  # a level over the level above it
@@ -117,7 +118,7 @@ COPIED = (
     *(f"{op}_{t}" for op in ("div", "sqrt", "exp", "libm_exp") for t in ("f32", "f64")),
     *(f"{op}_{t}_scalar" for op in ("div", "sqrt") for t in ("f32", "f64")),
     "strided_miss", "conflict_miss", "page_fault", "parallel_overhead", "call_overhead",
-    "clock_imul", "clock_add", "tsc",
+    "clock_imul", "clock_add", "tsc", "dram.latency",
 )  # fmt: skip
 
 
@@ -306,6 +307,17 @@ def latency_problems(values: dict[str, float], ctx: Context) -> list[Problem]:
         v = values.get(key)
         if v is not None and not lo <= v <= hi:
             out.append(Problem(key, f"{key} {v * 1e6:.3g} us is outside {lo * 1e6:g}-{hi * 1e6:g} us", (key,)))
+    v = values.get("dram.latency")
+    lo, hi = DRAM_LATENCY
+    if v is not None and not lo <= v <= hi:
+        out.append(
+            Problem(
+                "dram.latency",
+                f"dram.latency {v * 1e9:.3g} ns is outside {lo * 1e9:g}-{hi * 1e9:g} ns (a DRAM access: "
+                "tens to hundreds of ns; less, a cache answered)",
+                ("dram.latency",),
+            )
+        )
     return out
 
 

@@ -294,7 +294,7 @@ def hardware_spec(
         dram.append(Field("bandwidth_core", values["dram.bandwidth_core"]))
     if "dram.bandwidth_read_core" in values:
         dram.append(Field("bandwidth_read_core", values["dram.bandwidth_read_core"]))
-    for key in ("overlap", "strided_miss", "conflict_miss", "unstreamed", "streams"):  # fitted, measured
+    for key in ("latency", "overlap", "strided_miss", "conflict_miss", "unstreamed", "streams"):  # measured, fitted
         if f"dram.{key}" in values:
             dram.append(Field(key, values[f"dram.{key}"]))
     if host.memory:

@@ -214,7 +214,7 @@ def _dram(f: dict, values: dict, notes: list[str]) -> None:
         values["dram_overlap"] = _base(f, "overlap")
     if "bandwidth_read_core" in f:  # one core's read-only stream: what fills cost apart from write-backs
         values["dram_bandwidth_read_core"] = _base(f, "bandwidth_read_core")
-    for key in ("strided_miss", "conflict_miss", "unstreamed"):  # a last level's misses, served by DRAM
+    for key in ("latency", "strided_miss", "conflict_miss", "unstreamed"):  # a last level's misses, served by DRAM
         v = _seconds(f, key, values["frequency"])
         if v is not None:
             values["dram_" + key] = v

@@ -384,6 +384,28 @@ def in_core(t, hw):
     return compute + setup, chain + setup, l1 + setup
 
 
+def instruction_total(t) -> object:
+    """The instructions a nest issues (each core's), loads and stores included once."""
+    total = 0.0
+    for key, value in t.items():
+        parsed = instruction_key(key)
+        if parsed is None or parsed[0] in ("store", "store64", "mis", "mis64"):
+            continue
+        total = total + value
+    return total
+
+
+def latency_bound(t, dram_lines, hw):
+    """Seconds a core waits on DRAM when its out-of-order window, not the prefetchers, finds
+    the misses: each window of `ooo_window` instructions holding one or more of its
+    `dram_lines` fills waits one `dram { latency }` (the misses in one window overlap, those of
+    the next wait for the window to move); no more waits than lines. Zero without the figures."""
+    latency, window = hw.get("dram_latency"), hw.get("ooo_window")
+    if not latency or not window:
+        return 0.0
+    return np.minimum(dram_lines, instruction_total(t) / window) * latency
+
+
 def core_seconds(t, hw, totals):
     """The nest's in-core time: where its innermost loops are priced apart (`part<k>_` terms,
     irkit.perf.analysis.part_terms), each runs at its own bottleneck and they add up, with what
@@ -503,6 +525,9 @@ def price(nests, kernel_terms, env, hw, cold=False):
                 # lines no prefetch stream brings wait for DRAM one core's misses at a time: each
                 # core's at `dram { unstreamed }` a line, when that is slower than the bandwidth
                 untracked = (1.0 - kept) * np.minimum(last_terms(level_env).get("untracked_lines", 0.0), lines)
+                # a core busy between its loads has few of them in its window: each window's
+                # worth of instructions waits about one DRAM latency (memory-level parallelism)
+                seconds = np.maximum(seconds, latency_bound(t, (1.0 - kept) * fills, hw))
                 seconds = np.maximum(seconds, untracked * hw.get("dram_unstreamed", 0.0))
                 terms["DRAM"] = seconds
                 dram_bytes = dram_bytes + moved * active

@@ -66,6 +66,7 @@ RAW: dict[str, tuple[float, str]] = {
     "L3.bandwidth": (127e9, "bandwidth"),
     "L3.bandwidth_all": (251e9, "bandwidth"),
     "dram.bandwidth": (58.7e9, "bandwidth"),
+    "dram.latency": (110e-9, "latency"),
     "flops_f32_all": (234.5e9, "rate"),
     "flops_f64_all": (117.1e9, "rate"),
 }
@@ -194,6 +195,17 @@ def test_an_implausible_latency_is_left_out_with_what_depends_on_it():
     assert "# WARNING: fp_latency left out" in text
 
 
+def test_a_dram_latency_a_cache_answered_is_measured_again_then_left_out():
+    """A ring the last cache held (a dedicated L3 larger than calibrate thought) reads 12 ns: not
+    DRAM's latency, so it is measured again, then left out -- never written to price DRAM's waits."""
+    plan = Plan({"dram.latency": [12e-9]})
+    outcome = calibrate(plan)
+    assert plan.runs["dram.latency"] == 2 and "dram.latency" in outcome.left_out
+    assert "latency" not in written(outcome).split("dram {")[1].split("}")[0]
+    kept = calibrate(Plan({"dram.latency": [12e-9, 95e-9]}))
+    assert kept.values["dram.latency"] == 95e-9 and "latency 95 ns" in written(kept)
+
+
 def test_one_core_faster_than_all_of_them_at_dram_is_measured_again_then_left_out():
     """A busy host once read the all-core DRAM triad at 16.9 GB/s and one core at 28.3 GB/s (CI):
     the description checker refuses that pair, so calibrate measures both again and, when it
@@ -254,6 +266,8 @@ def test_an_inverted_pair_beyond_noise_stops_calibrate():
         ("L1.bandwidth", 2e12, "accesses of 512 bits"),
         ("L2.effective_size", 256 * KiB, "half the private level"),
         ("parallel_overhead", 1.0, "outside"),
+        ("dram.latency", 8e-9, "a cache answered"),
+        ("dram.latency", 5e-6, "outside 30-2000 ns"),
     ],
 )
 def test_each_check(key, value, fragment):
