@@ -668,18 +668,13 @@ class Calibrator:
         nbytes = min(max(reach, MIN_DRAM), CHASE_DRAM_MOST)
         if self.host.available:
             nbytes = min(nbytes, self.host.available // 4)
-        fn = self.lib.lib.irkit_cal_chase
         label = "DRAM latency"
         reps, trials = self.CHASE_DRAM_REPS, self.CHASE_DRAM_TRIALS
-
-        def call(_reps: int, _trials: int) -> list[float]:
-            times, sink = _doubles(trials), ctypes.c_double()
-            if fn(nbytes, reps, trials, times, ctypes.byref(sink)) != 0:
-                raise CalibrateError(f"{label}: cannot allocate {approx_bytes(nbytes)}")
-            return list(times[:trials])
-
         start = time.perf_counter()
-        samples = [t / (reps * CHAIN) for t in call(reps, trials) if t > 0]
+        times, sink = _doubles(trials), ctypes.c_double()
+        if self.lib.lib.irkit_cal_chase(nbytes, reps, trials, times, ctypes.byref(sink)) != 0:
+            raise CalibrateError(f"{label}: cannot allocate {approx_bytes(nbytes)}")
+        samples = [t / (reps * CHAIN) for t in times[:trials] if t > 0]
         if not samples:
             raise CalibrateError(f"{label}: the timer did not advance")
         best = min(samples)

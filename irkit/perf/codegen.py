@@ -52,56 +52,17 @@ def _node(e: Expr, names: dict[int, str]) -> str:
     raise ValueError(op)
 
 
-def function_source(name: str, terms: Mapping[str, Expr], doc: str = "", varying: frozenset[str] = frozenset()) -> str:
-    """`def name(e): ... return {term: value}` over an environment `e` of sizes and model symbols.
-
-    With `varying` (symbols that change between calls, e.g. a cache level's capacity), the
-    function takes a second argument, a dict shared by calls whose other symbols are the same:
-    the subterms that read none of `varying` are computed by the first such call and kept there
-    for the others (pricing calls a nest's fills at every level of the hierarchy)."""
+def function_source(name: str, terms: Mapping[str, Expr], doc: str = "") -> str:
+    """`def name(e): ... return {term: value}` over an environment `e` of sizes and model symbols."""
     roots = list(terms.values())
     names: dict[int, str] = {}
-    order = ex.topological(roots)
-    if not varying:
-        lines = [f"def {name}(e):"]
-        if doc:
-            lines.append(f'    """{doc}"""')
-        for i, node in enumerate(order):
-            var = f"t{i}"
-            lines.append(f"    {var} = {_node(node, names)}")
-            names[id(node)] = var
-        items = ", ".join(f"{k!r}: {_atom(v, names)}" for k, v in terms.items())
-        lines.append(f"    return {{{items}}}")
-        return "\n".join(lines) + "\n"
-    varies: dict[int, bool] = {}
-
-    def moves(e: Expr) -> bool:
-        if e.op == "sym":
-            return str(e.value) in varying
-        if e.op == "const":
-            return False
-        return varies[id(e)]
-
-    for node in order:
-        varies[id(node)] = any(moves(a) for a in node.args)
-    fixed = [n for n in order if not varies[id(n)]]
-    for i, node in enumerate(order):
-        names[id(node)] = f"t{i}"
-    # the fixed subterms the varying part (or the result) reads: what the shared dict keeps
-    used = {id(a) for n in order if varies[id(n)] for a in n.args if a.op not in ("const", "sym")}
-    used |= {id(v) for v in terms.values()}
-    kept = [names[id(n)] for n in fixed if id(n) in used]
-    packed = "(" + "".join(f"{v}, " for v in kept) + ")"
-    lines = [f"def {name}(e, shared=None):"]
+    lines = [f"def {name}(e):"]
     if doc:
         lines.append(f'    """{doc}"""')
-    lines.append(f"    if shared is not None and {name!r} in shared:")
-    lines.append(f"        {packed} = shared[{name!r}]" if kept else "        pass")
-    lines.append("    else:")
-    lines.extend(f"        {names[id(node)]} = {_node(node, names)}" for node in fixed)
-    lines.append("        if shared is not None:")
-    lines.append(f"            shared[{name!r}] = {packed}")
-    lines.extend(f"    {names[id(node)]} = {_node(node, names)}" for node in order if varies[id(node)])
+    for i, node in enumerate(ex.topological(roots)):
+        var = f"t{i}"
+        lines.append(f"    {var} = {_node(node, names)}")
+        names[id(node)] = var
     items = ", ".join(f"{k!r}: {_atom(v, names)}" for k, v in terms.items())
     lines.append(f"    return {{{items}}}")
     return "\n".join(lines) + "\n"

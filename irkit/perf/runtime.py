@@ -312,8 +312,6 @@ FILL_TERMS = ("lines", "stored_lines", "streamed_lines", "strided_lines")
 MISS_TERMS = ("serial_lines",)
 LAST_TERMS = ("untracked_lines",)
 TERM_GROUPS = ("core", "fills", "misses", "last")
-# what the fills' environment changes from one cache level to the next (and for the TLB's pages)
-LEVEL_SYMBOLS = frozenset({"cap", "sets", "ways", "line"})
 
 
 def term_group(key):
@@ -475,7 +473,6 @@ def price(nests, kernel_terms, env, hw, cold=False):
         last_kept = resident_share(kernel_bytes, last["effective_size"], last["bandwidth"], slower)
     for name, core_terms, fill_terms, miss_terms, last_terms in nests:
         t = core_terms(base)
-        level_independent: dict = {}  # the fills' subterms no level changes, computed once
         active = np.maximum(t.get("active", 1.0), 1.0)
         compute, chain, l1 = in_core(t, hw)
         terms = {"compute": compute, "chain": chain, "L1": l1}
@@ -489,7 +486,7 @@ def price(nests, kernel_terms, env, hw, cold=False):
             cap_bytes = lv.get("effective_size", lv["size"]) * share / (active if shared else 1.0)
             sets = _sets(lv, line)
             level_env = dict(base, cap=cap_bytes / line, sets=sets, ways=lv["size"] / line / sets)
-            tt = fill_terms(level_env, level_independent)
+            tt = fill_terms(level_env)
             # a kernel this level holds whole moves and misses nothing here between warm calls
             warm = (not cold) & (kernel_bytes <= lv.get("effective_size", lv["size"]) * share)
             # ... and the last cache, where a sweep measured its end, keeps a share of a larger kernel
@@ -546,7 +543,7 @@ def price(nests, kernel_terms, env, hw, cold=False):
         entries = hw.get("tlb_entries")
         if entries and hw.get("tlb_miss"):
             page_env = dict(base, line=PAGE_BYTES, cap=float(entries), sets=1.0, ways=float(entries))
-            pages = fill_terms(page_env, level_independent)["lines"]
+            pages = fill_terms(page_env)["lines"]
             resident = (not cold) & (kernel_bytes <= entries * PAGE_BYTES)
             tlb = np.where(resident, 0.0, pages) * hw["tlb_miss"]
         terms["chain"] = np.maximum(terms["chain"], strided + tlb)  # latencies: the longer one sets the pace

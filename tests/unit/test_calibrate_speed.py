@@ -30,6 +30,22 @@ def hw(tmp_path):
     return load_hardware(tmp_path / "speed.hw")
 
 
+def scripted_step(hw, monkeypatch, label: str, outcomes: list[float | None]):
+    """Run the fit step labelled `label` with each fit returning the next of `outcomes` (None: a
+    fit left out); (the step's figures, the outcomes used)."""
+    calls = iter(outcomes)
+    seen: list[float | None] = []
+
+    def fitted(case, hardware, cflags=None):
+        v = next(calls)
+        seen.append(v)
+        return fit.Fitted(case.figure, v, 1e-3, "left out" if v is None else "")
+
+    monkeypatch.setattr(fit, "fit_case", fitted)
+    step = next(s for s in fit.plan(hw) if s.label.startswith(label))
+    return step.run(hw, None), seen
+
+
 @pytest.mark.parametrize(
     ("outcomes", "runs", "value"),
     [
@@ -41,20 +57,23 @@ def hw(tmp_path):
     ],
 )
 def test_repeated_fits_stop_once_a_majority_agrees(hw, monkeypatch, outcomes, runs, value):
-    calls = iter(outcomes)
-    seen = []
-
-    def fitted(case, hardware, cflags=None):
-        v = next(calls)
-        seen.append(v)
-        return fit.Fitted(case.figure, v, 1e-3, "left out" if v is None else "")
-
-    monkeypatch.setattr(fit, "fit_case", fitted)
     label = "L2 overlap" if runs == 5 else "out-of-order window"
-    step = next(s for s in fit.plan(hw) if s.label.startswith(label))
-    got = step.run(hw, None)
+    got, seen = scripted_step(hw, monkeypatch, label, outcomes)
     assert len(seen) == len(outcomes)
     assert got[0].value == value
+
+
+@pytest.mark.parametrize(
+    ("outcomes", "runs", "value"),
+    [
+        ([None, None, None], 3, None),  # the DRAM overlap on the Xeon guest: three of five decide
+        ([0.5, None, None, None], 4, None),
+        ([0.5, 0.7, None, 0.6, 0.9], 5, 0.7),  # a majority kept: all five run, the median kept
+    ],
+)
+def test_a_noisy_fit_stops_when_the_rest_could_not_outvote_a_leave_out(hw, monkeypatch, outcomes, runs, value):
+    (got,), seen = scripted_step(hw, monkeypatch, "dram overlap", outcomes)
+    assert len(seen) == runs and got.value == value
 
 
 def test_a_dropped_case_lends_its_memory_to_the_next(monkeypatch):

@@ -167,32 +167,3 @@ def test_calibration_checks_a_read_rate_against_its_triad():
     values = {"L2.bandwidth": 160e9, "L2.bandwidth_read": 20e9, "dram.bandwidth_core": 20e9, "dram.bandwidth_read_core": 16e9}
     problems = {p.figure for p in plausible.memory_problems(values, ctx)}
     assert "L2.bandwidth_read" in problems and "dram.bandwidth_read_core" not in problems
-
-
-# ---- calibration's noisy fits stop once a leave-out is decided ----------------------------------
-
-
-@pytest.mark.parametrize(
-    ("outcomes", "runs", "value"),
-    [
-        ([None, None, None], 3, None),  # the DRAM overlap on the Xeon guest: three of five decide
-        ([0.5, None, None, None], 4, None),
-        ([0.5, 0.7, None, 0.6, 0.9], 5, 0.7),  # a majority kept: all five run, the median kept
-    ],
-)
-def test_a_noisy_fit_stops_when_the_rest_could_not_outvote_a_leave_out(docs, monkeypatch, outcomes, runs, value):
-    from irkit.calibrate import fit
-
-    hw = load_hardware(docs / "measured.hw")
-    calls = iter(outcomes)
-    seen = []
-
-    def fitted(case, hardware, cflags=None):
-        v = next(calls)
-        seen.append(v)
-        return fit.Fitted(case.figure, v, 1e-3, "left out" if v is None else "")
-
-    monkeypatch.setattr(fit, "fit_case", fitted)
-    dram_step = next(s for s in fit.plan(hw) if s.label.startswith("dram overlap"))
-    (got,) = dram_step.run(hw, None)
-    assert len(seen) == runs and got.value == value
