@@ -46,6 +46,7 @@ class FitCase:
     hi: float
     why: str  # what the benchmark is, for the description's comment
     bounded: bool = False  # a share: a measurement beyond what [lo, hi] can reach takes the nearer bound
+    near: float = 0.0  # ... or only when within this share of the nearer bound's prediction
 
 
 def _chain_doc(name: str, statement: str, relaxed: bool) -> str:
@@ -305,11 +306,19 @@ def _scale_doc() -> str:
     )
 
 
+# An overlap's stream measured a little slower than no overlap at all predicts (or faster than a full
+# one) is at that bound, within the noise of these streams on a shared host (a level's stream swings
+# up to 30% between runs); further out, the model's structure misses something and the figure is
+# left out.  A model constant.
+OVERLAP_NEAR = 0.10
+
+
 def _overlap_case(figure: str, n: int, flops: int, level: str) -> FitCase:
     rows = 8
     return FitCase(
         figure, _stream_doc(f"cal_overlap_{level.lower()}", flops), {"R": rows, "N": _round(n // rows, 64)}, 0.0, 1.0,
         f"a stream of 3 arrays resident in {level} with {flops} FMAs an element: compute and transfer about equal",
+        near=OVERLAP_NEAR,
     )  # fmt: skip
 
 
@@ -581,8 +590,11 @@ def _solve_case(case: FitCase, hardware, measured: float, put, predict) -> Fitte
     put(value)
     if value is None:
         at_lo, at_hi = predicted(case.lo), predicted(case.hi)
-        if case.bounded:  # a share can be no less than none and no more than all
-            value = case.lo if abs(measured - at_lo) <= abs(measured - at_hi) else case.hi
+        nearer = case.lo if abs(measured - at_lo) <= abs(measured - at_hi) else case.hi
+        at_nearer = at_lo if nearer == case.lo else at_hi
+        if case.bounded or abs(measured - at_nearer) <= case.near * at_nearer:
+            # a share can be no less than none and no more than all
+            value = nearer
             put(value)
             note = f"{case.why}: {measured * 1e6:.3g} us a call, at the bound (the model's {at_lo * 1e6:.3g}-{at_hi * 1e6:.3g} us)"
             return Fitted(case.figure, value, measured, note)

@@ -220,11 +220,24 @@ def _direct_counts(loop: Loop, vectorised: bool, fold: float, res: dict[str, Exp
     mark = VECTOR_MARK if vectorised else SCALAR
     for kind, count in loop.ops.items():
         _put(res, "instr_" + kind + mark, ex.const(count))
+    if loop.fold_left:
+        # the in-order reduction's lanes: each taken out of its vector and added on its own
+        fp = "fp64" if loop.ops.get("fp64") else "fp"
+        _put(res, "instr_" + fp + SCALAR, ex.const(2 * loop.chain))
     if loop.flops:
         _put(res, "flop_lanes", ex.const(loop.flops))
+    acc = loop.chain_store if loop.chain and not loop.vector else None
     for a in loop.accesses:
-        if not (a.buf.registers or a.hoisted):
-            _access_counts(a, loop, vectorised, mark, fold, res)
+        if a.buf.registers or a.hoisted:
+            continue
+        if acc is not None and a.buf is acc.buf and a.dims == acc.dims:
+            # a scalar accumulator gcc keeps in a register: loaded and stored once an entry
+            wide = "64" if a.buf.elem == 8 else ""
+            _put(res, "entry_mem" + wide, ex.ONE)
+            if a.store:
+                _put(res, "entry_store" + wide, ex.ONE)
+            continue
+        _access_counts(a, loop, vectorised, mark, fold, res)
     if loop.chain:
         # Chains of successive entries are independent: the out-of-order window (`window`
         # instructions) runs 1 + window / (instructions of one entry's chain) of them at once.

@@ -91,6 +91,7 @@ class Loop:
     chain_store: Access | None = None  # the accumulator's store
     carry: int = 0  # read-modify-writes the parent loop repeats: dependent FP ops from reload to store
     auto_vector: bool = False
+    fold_left: bool = False  # gcc's in-order vector reduction: vector loads and ops, one scalar add a lane
     simd_entries: bool = False  # a vector loop gcc gets as `#pragma omp simd` with a runtime trip count
     streamed: set[str] = field(default_factory=set)  # buffers this (vector) loop stores with streaming stores
     parent: Loop | None = None

@@ -323,6 +323,9 @@ class Reader:
             loop.auto_vector = (
                 all(unit_or_invariant(a, iv) for a in loop.accesses) and bool(loop.accesses) and not _alias_bound(loop)
             )
+        if loop.vector is None and carried and loop.step == 1:
+            loop.fold_left = _fold_left(loop)
+            loop.auto_vector = loop.fold_left
         if loop.vector is not None:
             from irkit.backends.c_simd import plan_loop
 
@@ -378,6 +381,25 @@ def _accumulator(loop: Loop) -> Access | None:
         if invariant and reloaded:
             found = st
     return found
+
+
+def _fold_left(loop: Loop) -> bool:
+    """Does gcc vectorise this scalar accumulation as an in-order ("fold-left") reduction?
+
+    gcc 12 keeps the accumulator in a register and vectorises everything that feeds it when the
+    other accesses move by single elements: full-width vector loads and multiplies, then the
+    products added to the accumulator one lane at a time, in order, so the result is the scalar
+    loop's to the last bit (`o[e] += a[e, k] * b[k]` built for AVX-512 and for AVX2: one
+    `vmulps` of two vector loads, then 16 or 8 `vaddss` on one register, the lanes taken out by
+    `valignd` / `vextract`).  The chain stays one dependent add an element; the loads and the
+    other arithmetic are vectors.  Adds only: a maximum's chain and the C library's calls stay
+    scalar."""
+    if set(loop.chain_kinds or {"add": 1}) - {"add", "fma"} or not loop.accesses:
+        return False
+    acc = loop.chain_store
+    others = [a for a in loop.accesses if acc is None or a.buf is not acc.buf]
+    moving = [a for a in others if not a.store and not all(d is not None and loop.var not in d[0] for d in a.dims)]
+    return bool(moving) and all(not a.store and unit_or_invariant(a, loop.var) for a in others) and not _alias_bound(loop)
 
 
 def _relaxed(kernel: func.FuncOp) -> bool:

@@ -297,3 +297,29 @@ def test_a_second_look_keeps_the_faster_of_two():
     assert outcome.values["L1.bandwidth"] == 280e9 and outcome.values["L2.bandwidth"] == 152e9
     assert outcome.results["L1.bandwidth"].samples == [200e9, 280e9]
     assert plan.runs["L1.bandwidth"] == 2 and plan.runs["flops_f32"] == 1
+
+
+def test_an_overlap_a_little_beyond_its_range_takes_the_bound_and_one_far_beyond_is_left_out():
+    """An overlap's stream within 10% of what no overlap predicts is at that bound (the noise of a
+    shared host); 2x beyond it the model misses something, and the figure is left out."""
+    from irkit.calibrate import fit
+
+    case = fit.FitCase("dram.overlap", "doc", {}, 0.0, 1.0, "a stream", near=fit.OVERLAP_NEAR)
+    seen = {}
+
+    class Predicted:
+        def __init__(self, value):
+            self.seconds = 10.0 - 2.0 * value  # 10 s with no overlap, 8 s with full
+
+    def put(value):
+        seen["value"] = value
+
+    def predict(document, sizes, hw):
+        return Predicted(seen["value"])
+
+    near = fit._solve_case(case, None, 10.5, put, predict)
+    assert near.value == 0.0 and seen["value"] == 0.0 and "at the bound" in near.note
+    far = fit._solve_case(case, None, 20.0, put, predict)
+    assert far.value is None and seen["value"] is None and "left out" in far.note
+    inside = fit._solve_case(case, None, 9.0, put, predict)
+    assert inside.value == pytest.approx(0.5, abs=1e-3)
