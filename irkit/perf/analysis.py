@@ -258,6 +258,8 @@ def _direct_counts(loop: Loop, vectorised: bool, fold: float, res: dict[str, Exp
     if loop.carry:
         res["carry"] = ex.const(loop.carry)
         res["carry_steps"] = ex.ONE
+    if not loop.loops:
+        _put(res, "loop_steps" + mark, ex.ONE)  # the front end's: one loop control a step (a chunk)
 
 
 def _access_counts(a: Access, loop: Loop, vectorised: bool, mark: str, fold: float, res: dict[str, Expr]) -> None:

@@ -7,7 +7,8 @@ the emitted one run the same code, so they agree to the last bit.
 
 The model (docs/perf-model.md): for each loop nest, per core (the busiest),
 
-    compute  = sum over instruction kinds of count x seconds per instruction
+    compute  = sum over instruction kinds of count x seconds per instruction, at least the
+               front end's slots / (ISSUE_WIDTH x frequency) (`front_end_seconds`)
     chain    = max(accumulation iterations x fp_latency / frequency,
                    strided L1 misses x strided_miss,
                    conflict misses / sets their column reaches x conflict_miss)
@@ -68,7 +69,7 @@ PART_PREFIX = "part"
 
 def is_core_count(key):
     """Is `key` a count the in-core time is priced from (and kept per innermost loop)?"""
-    return key.startswith(("instr_", "chain_")) or key in ("carry", "carry_steps", "vector_setups")
+    return key.startswith(("instr_", "chain_", "loop_steps")) or key in ("carry", "carry_steps", "vector_setups")
 # Instruction kinds that are L1 accesses (the L1 term prices them, not the FP pipes);
 # `mis`: the vector accesses among them that may start off their vector's alignment
 MEMORY_KINDS = ("mem", "store", "mem64", "store64", "mis", "mis64")
@@ -346,6 +347,7 @@ def in_core(t, hw):
         unit = UNIT_OF.get(kind, "fp")
         busy[unit] = busy[unit] + value * instruction_seconds(kind, elem_bits, width, hw)
     compute = np.maximum(busy["fp"] + busy["call"], busy["divider"])
+    compute = np.maximum(compute, front_end_seconds(t, hw))
     for key, value in t.items():
         parsed = instruction_key(key)
         if parsed is None or parsed[0] not in ("mem", "mem64"):
@@ -382,6 +384,36 @@ def in_core(t, hw):
     # and stores (L1-bound) and of its gathered lanes (compute-bound) alike
     setup = t.get("vector_setups", 0.0) * hw.get("vector_entry", 0.0)
     return compute + setup, chain + setup, l1 + setup
+
+
+# Slots a core issues a cycle, sustained: 4, the decode width of the x86 cores this project has met
+# (Zen 3 and Zen 4 decode 4 and dispatch 6; Golden Cove decodes 6 but a loop's taken branch ends
+# its fetch block).  A model constant, not fitted.
+ISSUE_WIDTH = 4.0
+LOOP_CONTROL = 2.0  # a loop's own instructions a step: the increment, the compare-and-branch
+
+
+def front_end_seconds(t, hw):
+    """The front end's bound: a nest's slots (its operations, each taking one load as its memory
+    operand, the loads left over, the stores, and each innermost step's loop control) issued
+    ISSUE_WIDTH a cycle.  It binds tight scalar loops (an unscheduled matrix product's inner
+    step: two loads, a multiply-add and the loop's two) and register tiles heavy in loads."""
+    steps = sum(v for k, v in t.items() if k.startswith("loop_steps"))
+    loads, stores, ops = 0.0, 0.0, 0.0
+    for key, value in t.items():
+        parsed = instruction_key(key)
+        if parsed is None or parsed[0] in ("mis", "mis64"):
+            continue
+        if parsed[0] in ("store", "store64"):
+            stores = stores + value
+        elif parsed[0] in ("mem", "mem64"):
+            loads = loads + value
+        else:
+            ops = ops + value
+    loads = loads - stores  # `instr_mem` counts every access, stores among them
+    # an operation takes a load as its memory operand (x86's micro-fusion: one slot for both)
+    slots = np.maximum(ops, loads) + stores + LOOP_CONTROL * steps
+    return slots / (ISSUE_WIDTH * hw["frequency"])
 
 
 def instruction_total(t) -> object:
