@@ -42,13 +42,13 @@ from irkit.perf.loop_tree import (
     Access,
     Buffer,
     Loop,
+    invariant,
     total_over,
     unit_or_invariant,
 )
 from irkit.perf.reader import Reader
-from irkit.perf.runtime import PART_PREFIX, is_core_count
+from irkit.perf.runtime import LOOP_CONTROL, PART_PREFIX, is_core_count
 
-LOOP_CONTROL = 2  # instructions of a loop's own per iteration (the increment, the compare-and-branch)
 MMAP_THRESHOLD = 32 << 20  # glibc's DEFAULT_MMAP_THRESHOLD_MAX on 64-bit: larger blocks are always mmapped
 
 # Instruction counts carry the width of their instructions in the key's suffix, which the
@@ -271,7 +271,7 @@ def _access_counts(a: Access, loop: Loop, vectorised: bool, mark: str, fold: flo
         _put(res, "elem_gather" + wide, ex.ONE)  # ... and its lane's insert or extract
         if a.store:
             _put(res, "elem_store" + wide, ex.ONE)
-    elif vectorised and not a.store and _invariant(a, loop.var):
+    elif vectorised and not a.store and invariant(a, loop.var):
         # a load the vector loop does not move (a row's scalar, a broadcast): gcc hoists
         # it, one scalar load an entry
         _put(res, "entry_mem" + wide, ex.ONE)
@@ -399,16 +399,11 @@ def _folded_loads(loop: Loop) -> float:
         max(1, math.prod(int(d.value) for d in b.shape if d.is_const) // loop.vector)  # type: ignore[arg-type]
         for b in {id(a.buf): a.buf for a in loop.accesses if a.buf.registers}.values()
     )
-    loads = [a for a in loop.accesses if not a.store and not a.buf.local and not _invariant(a, loop.var)]
+    loads = [a for a in loop.accesses if not a.store and not a.buf.local and not invariant(a, loop.var)]
     if not loads or registers + len(loads) * per_chunk + 1 <= VECTOR_REGISTERS:
         return 1.0
     fp = loop.ops.get("fp", 0) + loop.ops.get("fp64", 0)
     return max(1.0, fp / len(loads))
-
-
-def _invariant(a: Access, iv: str) -> bool:
-    """Does the access stay put as `iv` moves (every index known and free of it)?"""
-    return all(dim is not None and not dim[0].get(iv) for dim in a.dims)
 
 
 def _misaligned(a: Access, loop: Loop) -> Expr:

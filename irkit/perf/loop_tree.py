@@ -121,6 +121,11 @@ def total_over(loop: Loop, body: Expr, per_core: bool = True) -> Expr:
     return ex.max_(n - 1, 0) * first + ex.min_(n, 1) * last
 
 
+def invariant(a: Access, iv: str) -> bool:
+    """Does the access stay put as `iv` moves (every index known and free of it)?"""
+    return all(dim is not None and not dim[0].get(iv) for dim in a.dims)
+
+
 def unit_or_invariant(a: Access, iv: str) -> bool:
     """Does the access move with `iv` by single elements along its innermost storage dimension,
     or not at all (every index known)?  What vectorising a loop without gathers needs."""

@@ -36,6 +36,7 @@ from irkit.perf.loop_tree import (
     Buffer,
     Loop,
     ModelError,
+    invariant,
     unit_or_invariant,
 )
 from irkit.perf.runtime import CONFLICT_SHARES
@@ -398,7 +399,7 @@ def _fold_left(loop: Loop) -> bool:
         return False
     acc = loop.chain_store
     others = [a for a in loop.accesses if acc is None or a.buf is not acc.buf]
-    moving = [a for a in others if not a.store and not all(d is not None and loop.var not in d[0] for d in a.dims)]
+    moving = [a for a in others if not a.store and not invariant(a, loop.var)]
     return bool(moving) and all(not a.store and unit_or_invariant(a, loop.var) for a in others) and not _alias_bound(loop)
 
 

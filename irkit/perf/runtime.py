@@ -390,7 +390,7 @@ def in_core(t, hw):
 # (Zen 3 and Zen 4 decode 4 and dispatch 6; Golden Cove decodes 6 but a loop's taken branch ends
 # its fetch block).  A model constant, not fitted.
 ISSUE_WIDTH = 4.0
-LOOP_CONTROL = 2.0  # a loop's own instructions a step: the increment, the compare-and-branch
+LOOP_CONTROL = 2  # a loop's own instructions a step: the increment, the compare-and-branch
 
 
 def front_end_seconds(t, hw):
@@ -441,15 +441,17 @@ def latency_bound(t, dram_lines, hw):
 def exposed_dram(bandwidth, waits, latency_bound_core, overlap):
     """The part of a nest's DRAM time its core's own work does not hide.
 
-    Two kinds of DRAM time: moving the lines (`bandwidth`: the transfers, and the demand misses of lines no prefetcher brings, which overlap the
-    core's arithmetic entirely, as ECM's data transfers overlap its in-core work) and waiting
-    for them (`waits`: the windows of instructions that each wait a DRAM latency).  Waiting beyond the transfer time is latency the out-of-order
-    window did not cover: `1 - overlap` of it (`dram { overlap }`, fitted by `irkit calibrate`
-    on a stream with much arithmetic) adds to the core's time.  A core bound by a latency of
-    its own (a dependent chain, a strided walk waiting for its lines) issues no loads ahead
-    while it waits, so all of its DRAM waits add at that share.  Measured on the Xeon model 167
-    guest: a fused blur at 4096^2 runs at its arithmetic's time (3.3 ms, DRAM's transfers 2.8 ms
-    hidden), elementwise's exp/sqrt stage and a transpose's strided walk at their sum.
+    Two kinds of DRAM time: moving the lines (`bandwidth`: the transfers, and the demand misses
+    of lines no prefetcher brings, a throughput measured on a core doing nothing else), which
+    overlaps the core's arithmetic entirely, as ECM's data transfers overlap its in-core work;
+    and waiting for them (`waits`: the windows of instructions that each wait a DRAM latency).
+    Waiting beyond the transfer time is latency the out-of-order window did not cover:
+    `1 - overlap` of it (`dram { overlap }`, fitted by `irkit calibrate` on a stream with much
+    arithmetic) adds to the core's time.  A core bound by a latency of its own (a dependent
+    chain, a strided walk waiting for its lines) issues no loads ahead while it waits, so all of
+    its DRAM waits add at that share.  Measured on the Xeon model 167 guest: a fused blur at
+    4096^2 runs at its arithmetic's time (3.3 ms, DRAM's transfers 2.8 ms hidden), elementwise's
+    exp/sqrt stage and a transpose's strided walk at their sum.
     """
     beyond = np.where(latency_bound_core, waits, np.maximum(waits - bandwidth, 0.0))
     return (1.0 - overlap) * beyond
@@ -574,11 +576,9 @@ def price(nests, kernel_terms, env, hw, cold=False):
                 # lines no prefetch stream brings wait for DRAM one core's misses at a time: each
                 # core's at `dram { unstreamed }` a line, when that is slower than the bandwidth
                 untracked = (1.0 - kept) * np.minimum(last_terms(level_env).get("untracked_lines", 0.0), lines)
+                seconds = np.maximum(seconds, untracked * hw.get("dram_unstreamed", 0.0))
                 # a core busy between its loads has few of them in its window: each window's
                 # worth of instructions waits about one DRAM latency (memory-level parallelism)
-                # (the lines no prefetch stream brings: a throughput of demand misses, measured
-                # on a core doing nothing else)
-                seconds = np.maximum(seconds, untracked * hw.get("dram_unstreamed", 0.0))
                 waits = latency_bound(t, (1.0 - kept) * fills, hw)
                 dram_exposed = exposed_dram(seconds, waits, np.maximum(chain, strided) > compute,
                                             overlap.get("DRAM", MEMORY_OVERLAP))
@@ -614,8 +614,8 @@ def price(nests, kernel_terms, env, hw, cold=False):
             if key in ("compute", "chain", "L1"):
                 continue
             memory = np.maximum(memory, v)
-            share = 1.0 - overlap.get(key, MEMORY_OVERLAP)
-            exposed = np.maximum(exposed, dram_exposed if key == "DRAM" else share * v)
+            hidden = overlap.get(key, MEMORY_OVERLAP)
+            exposed = np.maximum(exposed, dram_exposed if key == "DRAM" else (1.0 - hidden) * v)
         nest_time = np.maximum(core + exposed, memory)
         overhead = t.get("regions", 0.0) * hw.get("parallel_overhead", 0.0)
         nest_time = nest_time + overhead
