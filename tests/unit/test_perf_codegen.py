@@ -28,7 +28,9 @@ def test_quotients_match_integer_arithmetic(numerators, divisor):
     n, d = ex.sym("n"), ex.sym("d")
     terms = {"f": ex.fdiv(n, d), "c": ex.cdiv(n, d), "m": ex.mod(n, d)}
     fn = compiled(function_source("q", terms), "q")
-    values = numerators + [k * divisor for k in numerators[:5]]
+    # exact multiples too, kept below 2**53 as the numerators are (k up to 2**40 times a divisor
+    # up to 2**20 is not, and a float64 does not hold it exactly)
+    values = numerators + [k * divisor for k in numerators[:5] if k * divisor < 1 << 53]
     got = fn({"n": np.array(values, dtype=np.float64), "d": float(divisor)})
     assert list(got["f"]) == [v // divisor for v in values]
     assert list(got["c"]) == [-(-v // divisor) for v in values]
