@@ -136,6 +136,10 @@ def test_conv2d_register_blocked_agrees():
     [
         ("unroll_jam j by 2", "'j' is the innermost loop, so there is nothing to jam it into"),
         ("unroll_jam i by 0", "unroll_jam factor must be positive"),
+        (
+            "split i by 2 -> io, ii\n    reorder io, ii, k, j\n    unroll_jam ii by 3",
+            "unroll_jam 'ii' by 3: 'ii' runs at most 2 iterations (its tile or split), so no block of 3 would ever run",
+        ),
         ("unroll_jam i by 2\n    vectorize j by 8", "unroll_jam must come after the loop-shaping directives"),
     ],
 )
@@ -156,7 +160,7 @@ def gemm_schedules(draw) -> str:
     kk = draw(st.integers(1, 12), label="split k")
     width = draw(st.sampled_from([4, 8]), label="vector width")
     jv = draw(st.sampled_from([width, 2 * width, 3 * width]), label="split ji")
-    factor = draw(st.integers(1, 7), label="unroll_jam factor")
+    factor = draw(st.integers(1, min(7, mi)), label="unroll_jam factor")  # more than the tile's rows is refused
     par = draw(st.sampled_from(["io", "jo", None]), label="parallel")
     lines = [
         f"tile i, j by {mi}, {nj} -> io, jo, ii, ji",

@@ -492,6 +492,14 @@ def unroll_jam(kernel: func.FuncOp, stage: str, v: lp.ForOp, factor: int, where:
             where, f"unroll_jam '{lname}': its lower bound must be one affine expression ({range_text(v)})", lname
         )
     _check_jam(v, chain, body, where)
+    span = window(v)
+    if span is not None and factor > span[1]:
+        raise fail(
+            where,
+            f"unroll_jam '{lname}' by {factor}: '{lname}' runs at most {span[1]} iterations (its tile or split), so "
+            f"no block of {factor} would ever run; use a factor of at most {span[1]}",
+            str(factor),
+        )
     family: list[lp.ForOp] = [v]
     if factor > 1:
         step = v.step_value
