@@ -103,7 +103,13 @@ TOP_FIELDS: dict[str, tuple[str, bool]] = {
     # Figures fitted on calibration documents (irkit.calibrate.fit): the latency of one op of each
     # class on an accumulation chain (a dependent add, FMA, NaN-correct max, multiply, division) ...
     "add_latency": ("latency", False),
-    "fma_latency": ("latency", False),
+    "fma_latency": ("latency", False),  # measured directly (a chain of scalar FMAs); older descriptions fitted it
+    # an in-order ("fold-left") vector reduction's step with a multiply: gcc's `vmulps` and one
+    # `vaddss` a lane, what `o[e] += a[e, k] * b[k]` compiles to (fitted)
+    "fold_latency": ("latency", False),
+    # a vector maximum's reduction step (`omp simd reduction` of irkit's NaN-keeping maximum: two
+    # compares, an or and a blend on the accumulator register), fitted
+    "vmax_latency": ("latency", False),
     "max_latency": ("latency", False),
     "mul_latency": ("latency", False),
     "div_latency": ("latency", False),

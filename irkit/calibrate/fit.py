@@ -49,11 +49,12 @@ class FitCase:
     near: float = 0.0  # ... or only when within this share of the nearer bound's prediction
 
 
-def _chain_doc(name: str, statement: str, relaxed: bool) -> str:
+def _chain_doc(name: str, statement: str, relaxed: bool, schedule: str = "") -> str:
     assume = "  assume { relaxed_math }\n" if relaxed else ""
+    schedule = f"  schedule o {{ {schedule} }}\n" if schedule else ""
     return (
         f"design {name} {{\n  sizes {{ E = 8, L = 64 }}\n  tensor a : f32[E, L] input\n  tensor b : f32[L] input\n"
-        f"  tensor o : f32[E] output\n  {statement}\n{assume}}}\n"
+        f"  tensor o : f32[E] output\n  {statement}\n{schedule}{assume}}}\n"
     )
 
 
@@ -90,10 +91,18 @@ def chain_cases() -> list[FitCase]:
     fma = _chain_doc("cal_fma_chain", "o[e] += a[e, k] * b[k]", relaxed=True)
     add = _chain_doc("cal_add_chain", "o[e] += a[e, k]", relaxed=False)
     mx = _chain_doc("cal_max_chain", "o[e] max= a[e, k]", relaxed=False)
+    vmx = _chain_doc("cal_vmax_chain", "o[e] max= a[e, k]", relaxed=False, schedule="vectorize k")
     return [
         FitCase("add_latency", add, {"E": 4, "L": 16384}, 0.5, 40, "o[e] += a[e, k]: one chain of dependent adds"),
-        FitCase("fma_latency", fma, {"E": 4, "L": 16384}, 0.5, 40, "o[e] += a[e, k] * b[k]: dependent FMAs"),
+        FitCase(
+            "fold_latency", fma, {"E": 4, "L": 16384}, 0.5, 40,
+            "o[e] += a[e, k] * b[k]: gcc's in-order vector reduction, one add a lane after a vector multiply",
+        ),  # fmt: skip
         FitCase("max_latency", mx, {"E": 4, "L": 16384}, 0.5, 40, "o[e] max= a[e, k]: dependent NaN-correct maxima"),
+        FitCase(
+            "vmax_latency", vmx, {"E": 4, "L": 16384}, 0.5, 40,
+            "o[e] max= a[e, k], vectorize k: one NaN-correct vector maximum (compares and a blend) a vector",
+        ),  # fmt: skip
         FitCase(
             "ooo_window", fma, {"E": 512, "L": 128}, 0.0, 4096,
             "o[e] += a[e, k] * b[k] with entries of 128: chains of successive entries overlap",
@@ -216,12 +225,20 @@ def split_case(lanes: int | None = None) -> FitCase:
 
 def gather_case() -> FitCase:
     """A column read by vectors (rows a line apart, 8 lanes, in L1): every lane its own load and
-    its own insert, at the fitted `gather_lane` (hardware gathers or inserts, whichever gcc uses)."""
+    its own insert, at the fitted `gather_lane` (hardware gathers or inserts, whichever gcc uses).
+
+    The row length is a size, known at run time only, as a transpose's or a column walk's is: with
+    a constant 16 gcc 12 built for AVX2 left the `omp simd` loop scalar (a `vmulss` an element,
+    1.6 cycles on the Xeon model 167 guest) and for AVX-512 permuted whole-line loads, neither
+    what a document's column read compiles to (a `vmovss` and a `vinsertps` a lane); the figure
+    then priced the AVX2 build's transposes at L2 size 57-91% slow."""
     doc = (
-        "design cal_gather {\n  sizes { N = 256 }\n  tensor x : f32[N, 16] input\n  tensor y : f32[N] output\n"
+        "design cal_gather {\n  sizes { N = 256, K = 16 }\n  tensor x : f32[N, K] input\n  tensor y : f32[N] output\n"
         "  y[i] = x[i, 0] * 1.5\n  schedule y { vectorize i by 8 }\n}\n"
     )
-    return FitCase("gather_lane", doc, {"N": 256}, 0.0, 1e-7, "a column of 256 rows a line apart read 8 lanes a vector, in L1")
+    return FitCase(
+        "gather_lane", doc, {"N": 256, "K": 16}, 0.0, 1e-7, "a column of 256 rows a line apart read 8 lanes a vector, in L1"
+    )
 
 
 def entry_case(simd: float) -> FitCase:
@@ -681,8 +698,8 @@ def plan(hardware, quick: bool = False) -> list[FitStep]:
     # weights 1 to 4, within this host's run-to-run noise, so a fit says more about the noise
     # than about the store port (stream_cases' first case; the model keeps its documented 2).
     steps = [
-        FitStep("chain latencies (add, FMA, max)", median_of(*chains[:3])),
-        FitStep("out-of-order window, overlapping chains", median_of(chains[3])),
+        FitStep("chain latencies (add, fold-left, max, vector max)", median_of(*chains[:4])),
+        FitStep("out-of-order window, overlapping chains", median_of(chains[4])),
         FitStep("store forwarding, an accumulator in memory", median_of(forward_case(values["levels"], values["simd"]))),
     ]
     # the overlaps are the noisiest fits (a level's stream swings 30% between runs on a shared

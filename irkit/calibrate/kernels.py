@@ -53,7 +53,8 @@ An empty `asm` with a memory clobber between passes keeps gcc from
 interchanging the loops.  f32 and f64.
 
 **Latencies**: `irkit_cal_fp_latency_f32/_f64` (one chain of dependent
-adds), `irkit_cal_store_forward` (an accumulator kept in memory across an
+adds), `irkit_cal_fma_latency_f32` (one chain of dependent scalar FMAs, the
+chain of a reduction gcc does not vectorise), `irkit_cal_store_forward` (an accumulator kept in memory across an
 outer loop), `irkit_cal_strided`, `irkit_cal_conflict` (column walks),
 `irkit_cal_page_fault`, `irkit_cal_parallel` (empty `omp parallel for`),
 `irkit_cal_empty` (a bare ctypes call).
@@ -391,6 +392,30 @@ void irkit_cal_fp_latency_{dtype}(int64_t reps, int32_t trials, double *times, d
     const {ctype} one = ({ctype})cal_const / ({ctype})1.5;
     const {ctype} c = 1e-4{lit} * one;
     {ctype} a = one;
+    for (int32_t t = 0; t < trials; t++) {{
+        const double t0 = cal_now();
+        for (int64_t r = 0; r < reps; r++) {{
+{steps}
+        }}
+        times[t] = cal_now() - t0;
+    }}
+    *sink = a;
+}}
+"""
+
+
+def _fma_latency_function() -> str:
+    steps = "\n".join("            a = __builtin_fmaf(a, m, c);" for _ in range(LATENCY_STEPS))
+    return f"""\
+/* One dependent chain of f32 FMAs (`vfmadd...ss`): each waits for the one before, so a step takes the
+   FMA's latency -- the chain of `o += a * b` in a loop gcc leaves scalar (a convolution's taps).
+   `a` tends to c / (1 - m), far from overflow and denormals. */
+void irkit_cal_fma_latency_f32(int64_t reps, int32_t trials, double *times, double *sink)
+{{
+    const float one = (float)cal_const / 1.5f;
+    const float m = 0.9999f * one;
+    const float c = 1e-4f * one;
+    float a = one;
     for (int32_t t = 0; t < trials; t++) {{
         const double t0 = cal_now();
         for (int64_t r = 0; r < reps; r++) {{
@@ -817,6 +842,7 @@ def source() -> str:
         _widest_fma("f64"),
         _latency_function("f32"),
         _latency_function("f64"),
+        _fma_latency_function(),
         "#pragma GCC pop_options",
         "",
         *_unary_functions(),
@@ -850,6 +876,7 @@ SIGNATURES: dict[str, tuple[object, list[object]]] = {
     **{f"irkit_cal_fma_{t}_{width_name(b)}": _THREADED for t in ("f32", "f64") for b in WIDTHS},
     "irkit_cal_fp_latency_f32": _PLAIN,
     "irkit_cal_fp_latency_f64": _PLAIN,
+    "irkit_cal_fma_latency_f32": _PLAIN,
     **{f"irkit_cal_{op}_{t}": _PLAIN for op in ("div", "sqrt", "exp", "libm_exp") for t in ("f32", "f64")},
     **{f"irkit_cal_{op}_{t}_scalar": _PLAIN for op in ("div", "sqrt") for t in ("f32", "f64")},
     "irkit_cal_triad": (_I32, [_I64, _I64, _I32, _I32, _PD, _PD]),

@@ -406,6 +406,15 @@ class Calibrator:
         self.measured[key] = result
         return result
 
+    def fma_latency(self) -> Result:
+        """Seconds of one dependent scalar f32 FMA: the step of an `o += a * b` chain gcc leaves
+        scalar (the fold-left reductions it vectorises are priced by the fitted `fold_latency`)."""
+        fn = self.lib.lib.irkit_cal_fma_latency_f32
+        return self._latency(
+            "fma_latency", "F32 FMA latency", f"a chain of {LATENCY_STEPS} dependent FMAs", self._plain(fn),
+            LATENCY_STEPS, self.settings.brief_trials,
+        )  # fmt: skip
+
     # ---- the clock
     # Chains are timed in short trials, many of them: on a host whose CPU another process shares,
     # the scheduler's slices are a few ms, and a trial within one slice runs at the full clock.
@@ -850,6 +859,7 @@ class Calibrator:
         alone += [
             Step("fp_latency", "F32 add latency, dependent chain", "", lambda: self.fp_latency("f32")),
             Step("fp_latency_f64", "F64 add latency, dependent chain", "", lambda: self.fp_latency("f64")),
+            Step("fma_latency", "F32 FMA latency, dependent chain", "", self.fma_latency),
             Step("store_forward", "store-to-load forwarding, an accumulator in memory", "", self.store_forward),
             Step("strided_miss", "strided L1 miss (a column), 1 core", "", self.strided_miss),
             Step("conflict_miss", "L1 miss within one set (a 4 KiB-strided column), 1 core", "", self.conflict_miss),

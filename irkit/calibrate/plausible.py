@@ -65,6 +65,7 @@ UNARY_MIN_PER_CYCLE = 1e-3
 READ_RATIO = (0.5, 3.0)
 FP_LATENCY = (1.6, 6.0)  # Zen 5 adds in 2 cycles; 1.6 leaves the clock's own error room
 STORE_FORWARD = (3.0, 20.0)
+FMA_LATENCY = (2.5, 8.0)  # x86 FMAs: 4 cycles (Intel since Skylake, Zen 3+), 5 on older cores
 STRIDED_MISS = (1.0, 200.0)
 CONFLICT_MISS = (2.0, 400.0)
 OVERHEADS = {  # seconds
@@ -111,7 +112,7 @@ class Problem:
 
 # ------------------------------------------------------------------ derived values
 
-CYCLE_FIGURES = ("fp_latency", "fp_latency_f64", "store_forward")
+CYCLE_FIGURES = ("fp_latency", "fp_latency_f64", "fma_latency", "store_forward")
 COPIED = (
     "flops_f32", "flops_f64", "flops_f32_all", "flops_f64_all",
     *(f"flops_{t}_{n}" for t in ("f32", "f64") for n in ("512", "256", "128", "scalar")),
@@ -291,6 +292,7 @@ def latency_problems(values: dict[str, float], ctx: Context) -> list[Problem]:
     bounds = {
         "fp_latency": (FP_LATENCY, "an f32 add"),
         "fp_latency_f64": (FP_LATENCY, "an f64 add"),
+        "fma_latency": (FMA_LATENCY, "an f32 FMA"),
         "store_forward": (STORE_FORWARD, "store-to-load forwarding"),
     }
     for key, ((lo, hi), what) in bounds.items():

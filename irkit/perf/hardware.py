@@ -184,7 +184,7 @@ def _overheads(top: dict, values: dict, notes: list[str]) -> None:
 def _latencies(top: dict, values: dict, notes: list[str]) -> None:
     """Instruction latencies and store forwarding, in cycles."""
     frequency = values["frequency"]
-    for key in ("add_latency", "fma_latency", "max_latency", "mul_latency", "div_latency"):  # cycles
+    for key in ("add_latency", "fma_latency", "fold_latency", "max_latency", "vmax_latency", "mul_latency", "div_latency"):  # cycles
         lat = top.get(key)
         if lat is not None:
             value, unit = lat

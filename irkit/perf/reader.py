@@ -327,6 +327,13 @@ class Reader:
         if loop.vector is None and carried and loop.step == 1:
             loop.fold_left = _fold_left(loop)
             loop.auto_vector = loop.fold_left
+            if loop.fold_left and "fma" in loop.chain_kinds:
+                # no FMA on the chain: a vector multiply, then one add a lane (`fold_latency`)
+                loop.chain_kinds = {("fold" if k == "fma" else k): n for k, n in loop.chain_kinds.items()}
+        if loop.vector is not None and "max" in loop.chain_kinds:
+            # a vector maximum that keeps NaN: compare, compare, or, blend on the accumulator each
+            # step, not one `maxss` (`vmax_latency`)
+            loop.chain_kinds = {("vmax" if k == "max" else k): n for k, n in loop.chain_kinds.items()}
         if loop.vector is not None:
             from irkit.backends.c_simd import plan_loop
 
@@ -394,9 +401,13 @@ def _fold_left(loop: Loop) -> bool:
     `vmulps` of two vector loads, then 16 or 8 `vaddss` on one register, the lanes taken out by
     `valignd` / `vextract`).  The chain stays one dependent add an element; the loads and the
     other arithmetic are vectors.  Adds only: a maximum's chain and the C library's calls stay
-    scalar."""
+    scalar; so does a loop of a constant trip count gcc unrolls completely (conv2d's `s` of 3
+    inside `r` of 3: straight-line `vfmadd231ss` on the chain of the loop around them)."""
     if set(loop.chain_kinds or {"add": 1}) - {"add", "fma"} or not loop.accesses:
         return False
+    trips = loop.trips()
+    if trips.op == "const" and trips.value <= UNROLLED_TRIPS:
+        return False  # unrolled completely before the vectoriser sees it (a 3x3 filter's taps): scalar FMAs
     acc = loop.chain_store
     others = [a for a in loop.accesses if acc is None or a.buf is not acc.buf]
     moving = [a for a in others if not a.store and not invariant(a, loop.var)]

@@ -158,10 +158,18 @@ UNIT_OF = {kind: "divider" for kind in ("div", "div64", "sqrt", "sqrt64", "idiv"
 
 def latency_cycles(cls, hw):
     """The latency in cycles of one op of a latency class on a chain: the description's figure for
-    the class (`add_latency`, `fma_latency`, `mul_latency`, `max_latency`, `div_latency`), else
-    `fp_latency`."""
+    the class (`add_latency`, `fma_latency`, `fold_latency`, `mul_latency`, `max_latency`,
+    `vmax_latency`, `div_latency`), else `fp_latency`.  A fold-left step without its own figure is
+    an add's: its chain is gcc's `vaddss`, the multiply is off it."""
     own = hw.get(cls + "_latency")
+    if not own and cls in FALLBACK_CLASS:
+        own = hw.get(FALLBACK_CLASS[cls] + "_latency")
     return own if own else hw.get("fp_latency", 0.0)
+
+
+# A class a description may lack, priced as the class its chain is closest to: a fold-left step is an
+# add, a vector maximum's step a scalar maximum's
+FALLBACK_CLASS = {"fold": "add", "vmax": "max"}
 
 
 def instruction_key(key):

@@ -53,6 +53,7 @@ RAW: dict[str, tuple[float, str]] = {
     "exp_f64": (1.1e9, "rate"),
     "fp_latency": (3.0 / CLOCK, "latency"),
     "fp_latency_f64": (3.0 / CLOCK, "latency"),
+    "fma_latency": (4.0 / CLOCK, "latency"),
     "store_forward": (13.0 / CLOCK, "latency"),
     "strided_miss": (0.56e-9, "latency"),
     "conflict_miss": (2.7e-9, "latency"),
@@ -193,6 +194,19 @@ def test_an_implausible_latency_is_left_out_with_what_depends_on_it():
     text = written(outcome)
     assert "  fp_latency " not in text and "  store_forward " not in text
     assert "# WARNING: fp_latency left out" in text
+
+
+def test_an_fma_chain_is_written_in_cycles_and_an_implausible_one_left_out():
+    """A dependent FMA takes 4-5 cycles on x86 cores; 20 (a library call, a chain not built as
+    FMAs) is measured again, then left out with a warning that names it -- never written."""
+    outcome = calibrate(Plan())
+    assert outcome.values["fma_latency"] == pytest.approx(4.0)
+    assert "  fma_latency 4 cycles" in written(outcome)
+    plan = Plan({"fma_latency": [20.0 / CLOCK]})
+    outcome = calibrate(plan)
+    assert plan.runs["fma_latency"] == 2 and "fma_latency" in outcome.left_out
+    assert any(w.startswith("fma_latency left out: fma_latency 20 cycles") for w in outcome.warnings)
+    assert "  fma_latency " not in written(outcome)
 
 
 def test_a_dram_latency_a_cache_answered_is_measured_again_then_left_out():

@@ -433,6 +433,35 @@ def test_an_omp_simd_reduction_is_one_chain_a_hardware_vector(tmp_path, lanes, s
     assert chain == 4 * steps
 
 
+def test_a_vector_maximum_is_its_own_latency_class(tmp_path):
+    """irkit's NaN-keeping maximum in an `omp simd reduction`: gcc compares, compares, ors and
+    blends on the one accumulator register each vector (one vector step measured 10.9 cycles built
+    for AVX2 on the Xeon model 167 guest, 6.6 for AVX-512, against 1.5 for the scalar `max=`
+    chain's step, whose figure priced it before: softmax's own and serial schedules came out
+    26-38% fast on the AVX2 build).  It takes `vmax_latency`, or `max_latency` without one."""
+    doc = tmp_path / "rm.design"
+    doc.write_text(
+        "design rm {\n  sizes { M = 4, N = 512 }\n  tensor X : f32[M, N] input\n  tensor m : f32[M] output\n"
+        "  m[i] max= X[i, j]\n  schedule m { vectorize j by 16 }\n}\n"
+    )
+    model, _, _ = cost_model(doc)
+    env = dict(M=np.float64(4), N=np.float64(512), line=64.0, lanes32=8.0, lanes64=4.0)
+    env.update(cores=2.0, window=0.0, huge_page=4096.0)
+    terms = [core(env) for _, core, *_ in model._nests]
+    assert sum(float(np.asarray(t.get("chain_vmax", 0.0))) for t in terms) == 4 * 512 // 8
+    assert not any(t.get("chain_max") for t in terms)
+    assert runtime.latency_cycles("vmax", {"max_latency": 1.5, "fp_latency": 2.0}) == 1.5
+    assert runtime.latency_cycles("vmax", {"max_latency": 1.5, "vmax_latency": 10.9}) == 10.9
+
+
+def test_the_gather_figure_is_fitted_on_a_column_of_run_time_stride():
+    """Transposes and column walks read rows whose length is a size; gcc builds that column read as
+    a load and an insert a lane. With a constant row length gcc built the fit's loop otherwise
+    (scalar for AVX2), and the figure did not price the documents' column reads."""
+    case = fit.gather_case()
+    assert "tensor x : f32[N, K]" in case.document and case.sizes["K"] == 16
+
+
 def _rows_doc(schedule: str) -> str:
     return (
         "design rows {\n  sizes { M = 8192, N = 2048 }\n  tensor X : f32[M, N] input\n  tensor s : f32[M] output\n"
@@ -507,6 +536,29 @@ def test_the_products_are_vectors_and_the_accumulator_stays_in_a_register(tmp_pa
     # one dependent add an element, and each lane's extract and add as scalar instructions
     assert c["chain_add"] + c.get("chain_fma", 0.0) == 4 * 512
     assert c["instr_fp_s"] == 2 * 4 * 512
+
+
+def test_a_fold_left_chain_is_no_fma_chain(tmp_path):
+    """With FMA contraction allowed, `o[e] += a[e, k] * b[k]` is still gcc's fold-left loop: a
+    vector multiply off the chain and one `vaddss` a lane on it, priced by `fold_latency`; with a
+    strided operand gcc leaves the loop scalar and its chain is `vfmadd231ss`, priced by
+    `fma_latency` (before, the fold-left loop's fitted figure priced both: 1.9 cycles built for
+    AVX2 on the Xeon model 167 guest, where a scalar FMA takes 4)."""
+    relaxed = "  assume { relaxed_math }\n}\n"
+    fold = _reduction_doc("o[e] += a[e, k] * b[k]").removesuffix("}\n") + relaxed
+    scalar = _reduction_doc("o[e] += a[e, k] * b[k, e]", "[L, E]").removesuffix("}\n") + relaxed
+    c = core_terms(fold, tmp_path, _REDUCTION_SIZES)
+    assert c["chain_fold"] == 4 * 512 and "chain_fma" not in c
+    c = core_terms(scalar, tmp_path, _REDUCTION_SIZES)
+    assert c["chain_fma"] == 4 * 512 and "chain_fold" not in c
+
+
+def test_a_fold_left_step_without_its_figure_is_an_adds():
+    hw = {"fp_latency": 3.0, "add_latency": 2.0, "fma_latency": 4.0}
+    assert runtime.latency_cycles("fold", hw) == 2.0
+    assert runtime.latency_cycles("fold", {**hw, "fold_latency": 3.5}) == 3.5
+    assert runtime.latency_cycles("fma", hw) == 4.0
+    assert runtime.latency_cycles("mul", hw) == 3.0
 
 
 def test_a_maximum_or_a_strided_operand_stays_scalar(tmp_path):
