@@ -577,3 +577,15 @@ def test_the_front_end_issues_four_slots_a_cycle_a_load_fused_into_its_operation
          "instr_fp_s": np.array([1.0, 1.0]) * 1000, "loop_steps_s": np.array([1.0, 1.0]) * 1000}
     got = runtime.front_end_seconds(t, hw)
     np.testing.assert_allclose(got, [5000 / 16e9, 4000 / 16e9])
+
+
+def test_the_exp_figure_is_fitted_on_a_documents_vector_loop(hw, tmp_path):
+    """`exp_f32` is solved on `y = exp(x - 1.5)` as irkit compiles it (a vector loop of run-time
+    length): its prediction there moves with the exp's rate and little else."""
+    case = fit.exp_case()
+    assert case.figure == "exp_f32" and "sizes { R = 4, N = 4096 }" in case.document
+    doc = tmp_path / "exp.design"
+    doc.write_text(case.document)
+    slow = predict(doc, case.sizes, with_values(hw, exp_f32=1e9)).seconds
+    fast = predict(doc, case.sizes, with_values(hw, exp_f32=2e9)).seconds
+    assert slow > 1.8 * fast - 1e-6 and slow == pytest.approx(4 * 4096 / 1e9, rel=0.15)
