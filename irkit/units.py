@@ -54,6 +54,10 @@ FAMILY_EXAMPLES = {
 # CONFLICT_SHARES has the same keys with their defaults; it imports nothing, being copied into
 # emitted modules).
 CONFLICT_SHARE_KEYS = ("conflict_share_2", "conflict_share_4", "conflict_share_8")
+# The latency classes of an accumulation chain's ops (irkit.perf.runtime.latency_cycles), each a
+# `<class>_latency` field in cycles
+LATENCY_CLASSES = ("add", "fma", "fold", "max", "vmax", "mul", "div")
+CLASS_LATENCY_KEYS = tuple(f"{cls}_latency" for cls in LATENCY_CLASSES)
 
 TOP_FIELDS: dict[str, tuple[str, bool]] = {
     "cores": ("count", True),

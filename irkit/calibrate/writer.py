@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from irkit.units import CACHE_FIELDS, CONFLICT_SHARE_KEYS, DRAM_FIELDS, TOP_FIELDS, UNIT_SCALE
+from irkit.units import CACHE_FIELDS, CLASS_LATENCY_KEYS, CONFLICT_SHARE_KEYS, DRAM_FIELDS, TOP_FIELDS, UNIT_SCALE
 
 # unit family -> the unit written for it (latency and bytes choose by size, see `quantity`).
 UNITS = {"rate": "GFLOP/s", "bandwidth": "GB/s", "frequency": "GHz", "bits": "bits"}
@@ -123,7 +123,7 @@ FIELD_FAMILY = {
     "fp_latency": "cycles",
     "fp_latency_f64": "cycles",
     "store_forward": "cycles",
-    **{f"{cls}_latency": "cycles" for cls in ("add", "fma", "fold", "max", "vmax", "mul", "div")},
+    **{key: "cycles" for key in CLASS_LATENCY_KEYS},
     "store_weight": "number",
     "overlap": "number",
     "split_load": "number",

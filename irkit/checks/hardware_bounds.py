@@ -52,7 +52,7 @@ from dataclasses import dataclass
 
 from irkit.diagnostics import Diagnostic, at_op
 from irkit.dialects import design as d
-from irkit.units import CONFLICT_SHARE_KEYS, to_base
+from irkit.units import CLASS_LATENCY_KEYS, CONFLICT_SHARE_KEYS, to_base
 
 GHZ = 1e9
 MIN_CLOCK, MAX_CLOCK = 0.3 * GHZ, 7.0 * GHZ
@@ -209,7 +209,7 @@ class _Checker:
             c = None if f is None else self.cycles(f)
             if f is not None and c is not None and c > MAX_MISS_CYCLES:
                 self.refuse(f, what, f"an access served by a cache takes at most {MAX_MISS_CYCLES:g} cycles (this is {c:.4g})")
-        for key in ("add_latency", "fma_latency", "fold_latency", "max_latency", "vmax_latency", "mul_latency", "div_latency"):
+        for key in CLASS_LATENCY_KEYS:
             f = top.get(key)
             c = None if f is None else self.cycles(f)
             if f is not None and c is not None and not CHAIN_LATENCY[0] <= c <= CHAIN_LATENCY[1]:

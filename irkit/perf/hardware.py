@@ -33,7 +33,7 @@ from pathlib import Path
 from irkit.diagnostics import Diagnostic, DiagnosticError
 from irkit.dialects import design as d
 from irkit.perf.runtime import CONFLICT_SHARES
-from irkit.units import to_base
+from irkit.units import CLASS_LATENCY_KEYS, to_base
 
 
 @dataclass
@@ -184,7 +184,7 @@ def _overheads(top: dict, values: dict, notes: list[str]) -> None:
 def _latencies(top: dict, values: dict, notes: list[str]) -> None:
     """Instruction latencies and store forwarding, in cycles."""
     frequency = values["frequency"]
-    for key in ("add_latency", "fma_latency", "fold_latency", "max_latency", "vmax_latency", "mul_latency", "div_latency"):  # cycles
+    for key in CLASS_LATENCY_KEYS:  # cycles
         lat = top.get(key)
         if lat is not None:
             value, unit = lat

@@ -327,13 +327,13 @@ class Reader:
         if loop.vector is None and carried and loop.step == 1:
             loop.fold_left = _fold_left(loop)
             loop.auto_vector = loop.fold_left
-            if loop.fold_left and "fma" in loop.chain_kinds:
+            if loop.fold_left:
                 # no FMA on the chain: a vector multiply, then one add a lane (`fold_latency`)
-                loop.chain_kinds = {("fold" if k == "fma" else k): n for k, n in loop.chain_kinds.items()}
-        if loop.vector is not None and "max" in loop.chain_kinds:
+                _relabel(loop, "fma", "fold")
+        if loop.vector is not None:
             # a vector maximum that keeps NaN: compare, compare, or, blend on the accumulator each
             # step, not one `maxss` (`vmax_latency`)
-            loop.chain_kinds = {("vmax" if k == "max" else k): n for k, n in loop.chain_kinds.items()}
+            _relabel(loop, "max", "vmax")
         if loop.vector is not None:
             from irkit.backends.c_simd import plan_loop
 
@@ -389,6 +389,11 @@ def _accumulator(loop: Loop) -> Access | None:
         if invariant and reloaded:
             found = st
     return found
+
+
+def _relabel(loop: Loop, cls: str, new: str) -> None:
+    """The ops of `loop`'s chain in latency class `cls` counted as class `new`."""
+    loop.chain_kinds = {(new if k == cls else k): n for k, n in loop.chain_kinds.items()}
 
 
 def _fold_left(loop: Loop) -> bool:
