@@ -58,7 +58,7 @@ from xdsl.utils.exceptions import VerifyException
 from irkit.units import CONFLICT_SHARE_KEYS
 
 MODEL_SYMBOLS = frozenset(
-    {"cap", "sets", "ways", "line", "lanes32", "lanes64", "cores", "window", "huge_page", "streams", *CONFLICT_SHARE_KEYS}
+    {"cap", "keep", "sets", "ways", "line", "lanes32", "lanes64", "cores", "window", "huge_page", "streams", *CONFLICT_SHARE_KEYS}
 )
 
 

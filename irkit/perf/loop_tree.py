@@ -22,6 +22,7 @@ from irkit.perf.expr import Expr
 # The hardware's numbers the terms leave symbolic (irkit.perf.runtime binds them for each
 # description and cache level).
 CAP = "cap"  # the capacity of the cache being priced, in lines
+KEEP = "keep"  # its random-replacement capacity in lines (0: it replaces the least recently used line)
 SETS = "sets"  # its number of sets (lines / ways): strided rows may crowd into a few of them
 WAYS = "ways"  # its associativity: lines a set holds (all of them: crowding is a hard limit)
 LINE = "line"  # the line size, bytes

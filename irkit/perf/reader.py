@@ -25,6 +25,7 @@ from irkit.perf.loop_tree import (
     CAP,
     CORES,
     HUGE_PAGE,
+    KEEP,
     LANES32,
     LANES64,
     LINE,
@@ -126,7 +127,7 @@ class Reader:
         for t in tensors:
             shape = [COST_EXPR.print(r, [], size_syms) for r in t.shape.results]
             self.buffers[t.value] = Buffer(t.name, element_bytes(t.memref), shape, t.order, t.role)
-        self.used_names |= {CAP, SETS, WAYS, LINE, LANES32, LANES64, CORES, WINDOW, STREAMS, HUGE_PAGE, *CONFLICT_SHARES}
+        self.used_names |= {CAP, KEEP, SETS, WAYS, LINE, LANES32, LANES64, CORES, WINDOW, STREAMS, HUGE_PAGE, *CONFLICT_SHARES}
         for op in kernel.body.walk():
             if isinstance(op, lp.LoadOp | lp.StoreOp) and op.memref in self.buffers:
                 b = self.buffers[op.memref]

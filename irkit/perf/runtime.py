@@ -134,6 +134,25 @@ def resident_share(footprint, capacity, faster, slower):
     return np.where(x <= 1.0, 1.0, h)
 
 
+def keep_lines(levels, i, hw, cap_lines):
+    """The random-replacement capacity (`keep`, in lines) of cache level `i`, or 0 for a step at
+    its capacity.
+
+    A private level past the first whose end a sweep measured (`effective_size`) keeps a share of
+    a larger footprint as a randomly replacing cache of `keep` lines does: the capacity at which
+    `resident_share` crosses the mixture the sweep's end marks (the geometric mean of the level's
+    bandwidth and the next one's).  The L1 keeps nothing past its size (a read swept over 47 and
+    52 KiB on the Xeon model 167 guest: 236 and 158 GB/s, a cliff), and the last level's share is
+    priced kernel-wide, between calls (`resident_share` there)."""
+    lv = levels[i]
+    if i == 0 or i + 1 >= len(levels) or not lv.get("measured_capacity"):
+        return 0.0
+    slower = levels[i + 1].get("bandwidth") or hw.get("dram_bandwidth_core", hw["dram_bandwidth"])
+    r = max(float(lv["bandwidth"]) / float(slower), 1.0 + 1e-6)
+    mid = np.sqrt(r) / (1.0 + np.sqrt(r))
+    return float(cap_lines) * (1.0 - mid) / -np.log(mid)
+
+
 # The throughput figure of each instruction kind, and the work one lane of it counts there
 # (an FMA lane is 2 flops; a division, a root or an exp one result).
 _THROUGHPUT = {
@@ -511,6 +530,7 @@ def price(nests, kernel_terms, env, hw, cold=False):
     base["window"] = float(hw.get("ooo_window", 0.0))
     base["huge_page"] = float(hw.get("huge_page", PAGE_BYTES))  # the pages large numpy arrays get
     base["streams"] = float(hw.get("dram_streams", DRAM_STREAMS))
+    base["keep"] = 0.0  # caches replace their least recently used line unless `keep_lines` says
     base.update({key: float(hw.get(key, default)) for key, default in CONFLICT_SHARES.items()})
     kernel_wide = kernel_terms(base)
     kernel_bytes = kernel_wide["kernel_bytes"]
@@ -548,6 +568,7 @@ def price(nests, kernel_terms, env, hw, cold=False):
             cap_bytes = lv.get("effective_size", lv["size"]) * share / (active if shared else 1.0)
             sets = _sets(lv, line)
             level_env = dict(base, cap=cap_bytes / line, sets=sets, ways=lv["size"] / line / sets)
+            level_env["keep"] = keep_lines(levels, i, hw, cap_bytes / line)
             tt = fill_terms(level_env)
             # a kernel this level holds whole moves and misses nothing here between warm calls
             warm = (not cold) & (kernel_bytes <= lv.get("effective_size", lv["size"]) * share)
