@@ -95,6 +95,37 @@ def test_a_dropped_case_lends_its_memory_to_the_next(monkeypatch):
     assert not fit._SPARE
 
 
+def test_a_large_case_gives_way_to_the_next_one_and_sizes_share_one_build(monkeypatch):
+    """The stream sweep's four documents of one size each reuse the previous one's memory (with
+    two built cases kept, the second used to fault in hundreds of MiB afresh); and a document at a
+    second size (its baseline at size 1) is not lowered or compiled again."""
+    monkeypatch.setattr(fit, "SPARE_FROM", 1024)
+    monkeypatch.setattr(fit, "SPARE_STEP", 4096)
+    fit.release_built()
+    builds = []
+    import irkit
+
+    original = irkit.compile
+    monkeypatch.setattr(irkit, "compile", lambda *a, **k: builds.append(a[0]) or original(*a, **k))
+    first = fit.compile_timed(SCALE, {"N": 4096})
+    first_raws = list(first.raws)
+    other = SCALE.replace("* 1.5", "* 2.5")
+    second = fit.compile_timed(other, {"N": 4096})  # a different document: the first is done
+    assert any(np.shares_memory(second.keep[0], raw) for raw in first_raws)
+    fit.compile_timed(SCALE, {"N": 1})
+    fit.compile_timed(SCALE, {"N": 2048})
+    assert builds == [SCALE, other]
+    fit.release_built()
+
+
+def test_a_fresh_large_buffer_is_rounded_up_so_a_slightly_larger_case_reuses_it():
+    assert fit._spare_size(100) == 100
+    step = fit.SPARE_STEP
+    assert fit._spare_size(fit.SPARE_FROM + 1) == step
+    assert fit._spare_size(7 * step + 1) == 8 * step
+    assert fit._spare_size(8 * step) == 8 * step
+
+
 def test_a_spare_buffer_is_the_smallest_that_fits(monkeypatch):
     monkeypatch.setattr(fit, "SPARE_FROM", 16)
     monkeypatch.setattr(fit, "_SPARE", [np.empty(n, np.uint8) for n in (400, 100, 200)])
