@@ -635,8 +635,9 @@ def price(nests, kernel_terms, env, hw, cold=False):
         terms["chain"] = np.maximum(terms["chain"], strided + tlb)  # latencies: the longer one sets the pace
         core = core_seconds(t, hw, (terms["compute"], terms["chain"], terms["L1"]))
         # ECM-style composition: each level's transfer time hides under the core's work by that
-        # level's overlap (1: fully, a roofline; 0: not at all, ECM's non-overlapping levels); the
-        # least hidden part is added to the core's time, and no level can be faster than its own.
+        # level's overlap (1: fully, a roofline; 0: not at all, ECM's non-overlapping levels); what
+        # each level leaves unhidden adds to the core's time -- a line from L3 crosses L3 -> L2
+        # and L2 -> L1 in turn, as ECM sums its transfers -- and no level can be faster than its own.
         memory = 0.0
         exposed = 0.0
         for key, v in terms.items():
@@ -644,7 +645,7 @@ def price(nests, kernel_terms, env, hw, cold=False):
                 continue
             memory = np.maximum(memory, v)
             hidden = overlap.get(key, MEMORY_OVERLAP)
-            exposed = np.maximum(exposed, dram_exposed if key == "DRAM" else (1.0 - hidden) * v)
+            exposed = exposed + (dram_exposed if key == "DRAM" else (1.0 - hidden) * v)
         nest_time = np.maximum(core + exposed, memory)
         overhead = t.get("regions", 0.0) * hw.get("parallel_overhead", 0.0)
         nest_time = nest_time + overhead
