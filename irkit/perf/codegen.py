@@ -47,6 +47,8 @@ def _node(e: Expr, names: dict[int, str]) -> str:
         return out
     if op == "gcd":
         return f"np.gcd(np.asarray({a[0]}).astype(np.int64), np.asarray({a[1]}).astype(np.int64))"
+    if op == "fits":  # irkit.perf.runtime.fits, defined in the module that runs this code
+        return f"fits({', '.join(a)})"
     if op == "le":
         return f"np.where(np.asarray({a[0]}) <= {a[1]}, {a[2]}, {a[3]})"
     raise ValueError(op)

@@ -248,6 +248,13 @@ def le(a: Expr | int | float, b: Expr | int | float, then: Expr | int | float, o
     return Expr("le", (a, b, then, other))
 
 
+def fits(lines: Expr, cap: Expr, keep: Expr, then: Expr, other: Expr) -> Expr:
+    """`then` for the share of a footprint of `lines` a cache of `cap` lines keeps (a step at
+    `cap`, or past a random-replacement capacity `keep` > 0 a gradual share), `other` for the rest
+    (irkit.perf.runtime.fits prices it)."""
+    return Expr("fits", tuple(lift(x) for x in (lines, cap, keep, then, other)))
+
+
 def _order(e: Expr) -> tuple:
     """A deterministic order for the operands of commutative nodes: names, then by creation."""
     return (0, str(e.value), 0) if e.op == "sym" else (1, "", e.serial)
@@ -306,6 +313,7 @@ def rebuild(op: str, args: list[Expr], value=None) -> Expr:
         "max": max_,
         "le": le,
         "gcd": gcd,
+        "fits": fits,
     }
     return builders[op](*args)
 
@@ -357,7 +365,7 @@ def _text(e: Expr, parent: int, root: bool = True) -> str:
         sym_ = {"fdiv": "//", "mod": "%", "rdiv": "/"}[op]
         s = f"{_text(e.args[0], 2, False)} {sym_} {_text(e.args[1], 3, False)}"
         return f"({s})" if parent >= 2 else s
-    if op in ("cdiv", "min", "max", "le", "gcd"):
+    if op in ("cdiv", "min", "max", "le", "gcd", "fits"):
         return f"{op}({', '.join(_text(a, 0, False) for a in e.args)})"
     raise ValueError(f"unknown expression node {op}")
 
@@ -389,7 +397,7 @@ def _from_ast(node) -> Expr:
                 return f(a, b)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords:
         args = [_from_ast(a) for a in node.args]
-        fns = {"cdiv": cdiv, "min": min_, "max": max_, "le": le, "gcd": gcd}
+        fns = {"cdiv": cdiv, "min": min_, "max": max_, "le": le, "gcd": gcd, "fits": fits}
         if node.func.id in fns:
             return fns[node.func.id](*args)
     raise ValueError(f"not a cost expression: {ast.unparse(node)}")
@@ -444,6 +452,10 @@ def evaluate(roots: Mapping[str, Expr], env: Mapping[str, object], np_module=Non
                 v = xp.where(xp.asarray(a[0]) <= a[1], a[2], a[3])
             elif op == "gcd":
                 v = xp.gcd(xp.asarray(a[0]).astype(xp.int64), xp.asarray(a[1]).astype(xp.int64))
+            elif op == "fits":
+                from irkit.perf.runtime import fits as fits_
+
+                v = fits_(*a)
             else:
                 raise ValueError(op)
         memo[e] = v

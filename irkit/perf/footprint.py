@@ -494,35 +494,12 @@ def _step_lines(a: Access, loop: Loop) -> Expr:
     return step
 
 
-# Tangents (a, b: a - b x) of the share h(x) a randomly replacing cache of C lines keeps of a
-# footprint of x C lines it sweeps again and again: the smaller root of h = exp(-x (1 - h)) (1 up
-# to x = 1; 0.82 at 1.1, 0.42 at 1.5, 0.20 at 2, 0.06 at 3).  h is convex beyond 1, so the largest
-# tangent is it within 0.013 (tangents at x = 1, 1.15, 1.35, 1.6, 2, 2.6 and 3.5).
-KEPT_TANGENTS = ((3.0, 2.0), (2.3282, 1.3714), (1.7165, 0.8784), (1.2189, 0.5381), (0.7487, 0.2727),
-                 (0.3924, 0.1143), (0.1646, 0.0373))  # fmt: skip
-
-
-def kept_share(lines: Expr) -> Expr:
-    """The share of a footprint of `lines` the cache keeps between two sweeps of it.
-
-    A cache that replaces its least recently used line (`keep` 0; an L1) keeps all of a footprint
-    within `cap` and nothing of a larger one: a step.  One that replaces lines at random, or
-    nearly (`keep` its capacity in that model: the L2 of recent Intel and AMD cores), loses a
-    growing share past `keep`: a read swept again and again over 1.5, 1.75, 2, 2.5 and 3 MiB on
-    the Xeon model 167 guest (L2 2 MiB) kept 97, 82, 70, 44 and 23% of it in L2, which this
-    share reads with `keep` 1.6 MiB."""
-    lru = ex.le(lines, ex.sym(CAP), ex.ONE, ex.ZERO)
-    x = ex.rdiv(lines, ex.max_(ex.sym(KEEP), ex.ONE))
-    random = ex.min_(ex.ONE, ex.max_(ex.ZERO, *[ex.const(a) - ex.const(b) * x for a, b in KEPT_TANGENTS]))
-    return ex.le(ex.sym(KEEP), ex.ZERO, lru, random)
-
-
 def traffic(root: Loop, select: str = "all") -> Expr:
     """Lines moved into a cache of `cap` lines by one execution of `root` (outer vars free), of
     the boxes `select` picks (see `_box_selected`).
 
     Stores count like loads here; the caller adds their write-back.  Whether a footprint fits is
-    the share of it the cache keeps (`kept_share`): a step at `cap`, or gradual past `keep`."""
+    the share of it the cache keeps (`runtime.fits`): a step at `cap`, or gradual past `keep`."""
     # untracked lines: only those a loop's steps bring in (a kernel a level holds whole is read once)
     whole = ex.ZERO if select == "untracked" else footprint(root, True, select)
     all_whole = fit_footprint(root, True)
@@ -551,5 +528,5 @@ def traffic(root: Loop, select: str = "all") -> Expr:
             per_iter = per_iter + _step_lines(a, root) * weight
             first = first + weight
     nofit = total_over(root, per_iter) + first
-    whole_kept, body_kept = kept_share(all_whole), kept_share(body_fit)
-    return whole_kept * whole + (ex.ONE - whole_kept) * (body_kept * reuse + (ex.ONE - body_kept) * nofit)
+    cap, keep = ex.sym(CAP), ex.sym(KEEP)
+    return ex.fits(all_whole, cap, keep, whole, ex.fits(body_fit, cap, keep, reuse, nofit))

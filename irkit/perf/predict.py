@@ -64,7 +64,7 @@ class CostModel:
         self.name = name
         self.sizes = self.kernel.size_names
         self.source = module_functions(self.kernel)
-        namespace: dict = {"np": np}
+        namespace: dict = {"np": np, "fits": runtime.fits}
         exec(compile(self.source, f"<cost model of {self.kernel.sym_name.data}>", "exec"), namespace)  # noqa: S102
         self._nests = namespace["NESTS"]
         self._kernel_terms = namespace["kernel_terms"]
