@@ -13,7 +13,9 @@ are DAGs, evaluated once per node.
 The text form is a subset of Python that the runtime evaluates directly:
 integers, floats, names, `+ - * //`, `%`, and the functions `cdiv(a, b)`
 (ceiling division), `min(...)`, `max(...)` and `where(a <= b, x, y)`
-(written `le(a, b, x, y)`: x when a <= b, else y).
+(written `le(a, b, x, y)`: x when a <= b, else y), and `fits(lines, cap,
+keep, x, y)`: x for the share of a footprint a cache keeps, y for the rest
+(`irkit.perf.runtime.fits`).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ _INTERN: dict[tuple, Expr] = {}
 
 
 class Expr:
-    """A node: op is one of const, sym, add, mul, fdiv, cdiv, mod, min, max, le, fdivr (real division)."""
+    """A node: op is one of const, sym, add, mul, fdiv, cdiv, mod, min, max, le, fdivr (real division), fits."""
 
     __slots__ = ("op", "args", "value", "_hash", "_free", "serial", "__weakref__")
 
