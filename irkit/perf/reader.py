@@ -335,7 +335,6 @@ class Reader:
             # a vector maximum that keeps NaN: compare, compare, or, blend on the accumulator each
             # step, not one `maxss` (`vmax_latency`)
             _relabel(loop, "max", "vmax")
-        if loop.vector is not None:
             from irkit.backends.c_simd import plan_loop
 
             # the C backend writes it as explicit vectors (a constant trip count), or leaves it to

@@ -123,15 +123,17 @@ def resident_share(footprint, capacity, faster, slower):
     triad's bytes, effective 96 MiB) this reads 24.5, 20.1, 17.9 and 16.8 GB/s at 80, 100, 127 and
     160 MiB, where the sweep measured 25.9, 21.4, 18.1 and 16.6.
     """
+    return _random_share(np.asarray(footprint, dtype=float) / random_capacity(capacity, faster, slower))
+
+
+def random_capacity(effective, faster, slower):
+    """The capacity C of a randomly replacing cache whose sweep crossed the geometric mean of its
+    bandwidth (`faster`) and the next level's (`slower`) at `effective`: there a mixture holds the
+    share `sqrt(r) / (1 + sqrt(r))` resident (`r = faster / slower`), which `_random_share` reaches
+    at `effective / C` (in the units of `effective`)."""
     r = max(float(faster) / float(slower), 1.0 + 1e-6) if slower else 1.0 + 1e-6
     mid = np.sqrt(r) / (1.0 + np.sqrt(r))
-    c = float(capacity) * (1.0 - mid) / -np.log(mid)  # C = effective / (F/C at the share `mid`)
-    x = np.asarray(footprint, dtype=float) / c
-    h = np.zeros_like(x)
-    for _ in range(40):  # Newton on g(h) = h - exp(-x (1 - h)) from 0: concave, so it climbs to the smaller root
-        e = np.exp(-x * (1.0 - h))
-        h = np.clip(h - (h - e) / np.maximum(1.0 - x * e, 1e-9), 0.0, 1.0)
-    return np.where(x <= 1.0, 1.0, h)
+    return float(effective) * (1.0 - mid) / -np.log(mid)
 
 
 def _random_share(x):
@@ -139,9 +141,9 @@ def _random_share(x):
     and again: the smaller root of h = exp(-x (1 - h)), all of it up to x = 1."""
     x = np.asarray(x, dtype=float)
     h = np.zeros_like(x)
-    for _ in range(60):  # Newton from 0 (g(h) = h - exp(-x (1 - h)) is concave: it climbs to the smaller root)
+    for _ in range(40):  # Newton on g(h) = h - exp(-x (1 - h)) from 0: concave, so it climbs to the smaller root
         e = np.exp(-x * (1.0 - h))
-        h = np.clip(h - (h - e) / np.maximum(1.0 - x * e, 1e-12), 0.0, 1.0)
+        h = np.clip(h - (h - e) / np.maximum(1.0 - x * e, 1e-9), 0.0, 1.0)
     return np.where(x <= 1.0, 1.0, h)
 
 
@@ -174,18 +176,15 @@ def keep_lines(levels, i, hw, cap_lines):
     its capacity.
 
     A private level past the first whose end a sweep measured (`effective_size`) keeps a share of
-    a larger footprint as a randomly replacing cache of `keep` lines does: the capacity at which
-    `resident_share` crosses the mixture the sweep's end marks (the geometric mean of the level's
-    bandwidth and the next one's).  The L1 keeps nothing past its size (a read swept over 47 and
+    a larger footprint as a randomly replacing cache of `keep` lines does (`random_capacity`, as
+    the last cache's `resident_share` reads its measured end).  The L1 keeps nothing past its size (a read swept over 47 and
     52 KiB on the Xeon model 167 guest: 236 and 158 GB/s, a cliff), and the last level's share is
     priced kernel-wide, between calls (`resident_share` there)."""
     lv = levels[i]
     if i == 0 or i + 1 >= len(levels) or not lv.get("measured_capacity"):
         return 0.0
     slower = levels[i + 1].get("bandwidth") or hw.get("dram_bandwidth_core", hw["dram_bandwidth"])
-    r = max(float(lv["bandwidth"]) / float(slower), 1.0 + 1e-6)
-    mid = np.sqrt(r) / (1.0 + np.sqrt(r))
-    return float(cap_lines) * (1.0 - mid) / -np.log(mid)
+    return random_capacity(cap_lines, lv["bandwidth"], slower)
 
 
 # The throughput figure of each instruction kind, and the work one lane of it counts there
