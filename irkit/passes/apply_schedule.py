@@ -99,8 +99,10 @@ def _apply(kernel: func.FuncOp, index: NestIndex) -> None:
     # softmax: max, exp, sum, divide) is fused at its outermost loop, with its
     # temporaries private to that loop's iterations.
     from irkit.passes.schedule.compute_at import fuse_stages
+    from irkit.passes.schedule.fill_placement import distribute_fills
 
     fuse_stages(kernel)
+    distribute_fills(kernel)
 
 
 @dataclass(frozen=True)
