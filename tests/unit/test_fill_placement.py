@@ -31,30 +31,48 @@ def top_nests(module) -> list[lp.ForOp]:
     return [op for op in kernel.body.block.ops if isinstance(op, lp.ForOp)]
 
 
-def header(loop: lp.ForOp) -> tuple:
-    return (str(loop.lower.data), str(loop.upper.data), list(loop.upper_operands), loop.step_value)
+def constant_stores(loop: lp.ForOp) -> list[lp.StoreOp]:
+    return [op for op in loop.walk() if isinstance(op, lp.StoreOp) and op.value.owner.name == "arith.constant"]
 
 
-def test_gemm_fill_runs_on_the_cores_like_its_update():
-    fill, update = top_nests(scheduled(GEMM))
+def block_loop(update: lp.ForOp) -> lp.ForOp:
+    """The fill's loop over one block of the parallel loop: the loop starting at its variable
+    around the constant stores."""
+    (store,) = constant_stores(update)
+    (loop,) = [lo for lo in lp.enclosing_loops(store) if update.induction_var in lo.lower_operands]
+    return loop
+
+
+def test_gemm_fill_runs_block_by_block_inside_the_parallel_loop():
+    (update,) = top_nests(scheduled(GEMM))  # no fill nest of its own left
     assert update.parallel is not None and update.loop_name.data == "jo"
-    assert fill.parallel is not None, "the fill stays serial"
-    assert fill.loop_name.data == "d1o"
-    # the same bounds and step as `jo`: OpenMP's static schedule gives each core the same blocks
-    assert header(fill) == header(update)
-    assert fill.origin is not None and fill.origin == update.origin
+    first = next(op for op in update.body.block.ops)
+    assert isinstance(first, lp.ForOp) and constant_stores(first), "the block's fill comes first"
+    block = block_loop(update)
+    assert block.loop_name.data == "d1i"
+    # from jo to min(jo + 512, N): the block of jo, the last one cut at N
+    assert list(block.lower_operands) == [update.induction_var]
+    assert str(block.upper.data) == "(d0, d1) -> ((d0 + 512), d1)"
+    assert block.upper_operands[1] is update.upper_operands[0]
+    assert all(lo.parallel is None for lo in update.walk() if isinstance(lo, lp.ForOp) and lo is not update)
 
 
 def test_serial_update_leaves_the_fill_alone():
     fill, update = top_nests(scheduled(ROWSUM.format(schedule="split i by 8 -> io, ii"), "rowsum.design"))
     assert update.parallel is None
-    assert fill.parallel is None and fill.loop_name.data == "d0"
+    assert fill.parallel is None and fill.loop_name.data == "d0" and constant_stores(fill)
+    assert not constant_stores(update)
 
 
-def test_parallel_over_another_dimension_than_the_fill_blocks():
-    # `parallel io` over rows: the fill is split by 8 along its rows too
-    fill, update = top_nests(scheduled(ROWSUM.format(schedule="split i by 8 -> io, ii\n parallel io"), "rowsum.design"))
-    assert fill.parallel is not None and header(fill) == header(update)
+def test_rows_on_the_cores_fill_their_rows():
+    # `parallel io` over blocks of 8 rows: each iteration zeroes s[io : io + 8] first
+    (update,) = top_nests(scheduled(ROWSUM.format(schedule="split i by 8 -> io, ii\n parallel io"), "rowsum.design"))
+    block = block_loop(update)
+    assert str(block.upper.data) == "(d0, d1) -> ((d0 + 8), d1)"
+    # its origin is the split that made the blocks (diagnostics point at it), as the update's `ii`
+    (ii,) = [lo for lo in update.walk() if isinstance(lo, lp.ForOp) and lo.loop_name.data == "ii"]
+    assert block.origin is not None and ii.origin is not None
+    assert block.origin.data == ii.origin.data != update.origin.data
 
 
 @settings(max_examples=12, deadline=None)

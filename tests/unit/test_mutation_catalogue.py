@@ -363,7 +363,7 @@ CATALOGUE = [
                  "parallel", loops_named(m, "yo")[0].properties["parallel"])),
              (stmt("out"),), ("xo", "parallel")),
     # rowsum: a reduction with an initialisation.
-    Mutation("rowsum-drop-init", "reduction init", "rowsum", drop_nest("d0o"),  # the fill, split like `parallel io`
+    Mutation("rowsum-drop-init", "reduction init", "rowsum", drop_nest("d0i"),  # the fill, run block by block inside `parallel io`
              (stmt("s"),), ("initialisation", "'s'")),
     Mutation("rowsum-change-init", "reduction init", "rowsum",
              replace("%0 = arith.constant 0.000000e+00 : f32", "%0 = arith.constant 1.000000e+00 : f32"),

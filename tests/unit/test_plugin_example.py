@@ -186,11 +186,11 @@ def loop_ir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_counting_from_text_sees_gemm_schedule(loop_ir: Path):
-    # The independent count itself: gemm's zero-fill nest (3 deep: split like
-    # the parallel `jo`, d1o > d0 > d1i) and its scheduled nest
-    # jo > ko > io > jr > ii > ki > jv (7 deep).
+    # The independent count itself: gemm's scheduled nest jo > ko > io > jr > ii > ki > jv
+    # (7 deep); its zero fill runs block by block inside the parallel `jo` (jo > d0 > d1i),
+    # so it is no nest of its own.
     depths = [n.depth for n in nests_of(loop_ir.read_text())]
-    assert depths == [3, 7]
+    assert depths == [7]
 
 
 # ------------------------------------------------------------------------ irkit-opt
@@ -235,11 +235,11 @@ def test_pipeline_from_design_inserts_the_summary(plugin_env: PluginEnv, loop_ir
 
 
 def test_min_depth_option(plugin_env: PluginEnv, loop_ir: Path):
-    done = opt(plugin_env, loop_ir, "-p", f"{PASS}{{min-depth=4}}")
+    done = opt(plugin_env, loop_ir, "-p", f"{PASS}{{min-depth=8}}")
     assert done.returncode == 0, done.stderr
-    summary = expected_summary(loop_ir.read_text(), "gemm", min_depth=4)
+    summary = expected_summary(loop_ir.read_text(), "gemm", min_depth=8)
     assert done.stdout.splitlines()[1] == "  " + summary
-    assert " nests 1 " in summary  # the 3-deep fill nest is left out
+    assert " nests 0 " in summary  # the one nest, 7 deep, is left out
 
 
 def test_design_level_input_is_a_located_error(plugin_env: PluginEnv):

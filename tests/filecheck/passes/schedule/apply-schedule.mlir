@@ -2,10 +2,10 @@
 // (`irkit.schedule`) are applied in document order, then the attribute is
 // removed.  Every nest carrying the schedule gets it (here the two nests of
 // one stage).  A fill nest has no schedule of its own; when the nest after it
-// runs its buffer on the cores, the fill is split like that nest's parallel
-// loop (`io`, step 64: each core fills the rows it then updates), with the
-// parallel directive's location.  Created and marked loops record the
-// directive's location as `origin`.
+// runs its buffer on the cores, the fill moves into that nest's parallel loop
+// block by block (`io`, step 64: each iteration zeroes the rows it then
+// updates), with the location of the update's own loop over the block (`ii`).
+// Created and marked loops record the directive's location as `origin`.
 // RUN: irkit-opt %s -p apply-schedule | filecheck %s
 // RUN: irkit-opt %s -p apply-schedule | irkit-opt | filecheck %s
 
@@ -57,12 +57,13 @@ func.func @gemm(%M: index {irkit.name = "M"}, %N: index {irkit.name = "N"}, %K: 
   func.return
 }
 
-// CHECK:      loop.for %d0o = affine_map<() -> (0)>() to affine_map<(d0) -> (d0)>(%M) step 64 {loop_name = "d0o", stage = "C", origin = "gemm.design:29:5", parallel} {
-// CHECK-NEXT:   loop.for %d0i = affine_map<(d0) -> (d0)>(%d0o) to affine_map<(d0, d1) -> ((d0 + 64), d1)>(%d0o, %M) step 1 {loop_name = "d0i", stage = "C", origin = "gemm.design:29:5"} {
+// CHECK:      loop.for %io = affine_map<() -> (0)>() to affine_map<(d0) -> (d0)>(%M) step 64 {loop_name = "io", stage = "C", origin = "gemm.design:29:5", parallel} {
+// CHECK-NEXT:   loop.for %d0i = affine_map<(d0) -> (d0)>(%io) to affine_map<(d0, d1) -> ((d0 + 64), d1)>(%io, %M) step 1 {loop_name = "d0i", stage = "C", origin = "gemm.design:30:5"} {
 // CHECK-NEXT:     loop.for %d1 = affine_map<() -> (0)>() to affine_map<(d0) -> (d0)>(%N) step 1 {loop_name = "d1", stage = "C"} {
 // CHECK-NEXT:       %z = arith.constant 0.000000e+00 : f32
 // CHECK-NEXT:       loop.store %z, %C[affine_map<(d0, d1) -> (d0, d1)>] (%d0i, %d1) : f32, memref<?x?xf32>
-// CHECK:      loop.for %io = affine_map<() -> (0)>() to affine_map<(d0) -> (d0)>(%M) step 64 {loop_name = "io", stage = "C", origin = "gemm.design:29:5", parallel} {
+// CHECK-NEXT:     }
+// CHECK-NEXT:   }
 // CHECK-NEXT:   loop.for %jo = affine_map<() -> (0)>() to affine_map<(d0) -> (d0)>(%N) step 256 {loop_name = "jo", stage = "C", origin = "gemm.design:25:5"} {
 // CHECK-NEXT:     loop.for %ko = affine_map<() -> (0)>() to affine_map<(d0) -> (d0)>(%K) step 128 {loop_name = "ko", stage = "C", origin = "gemm.design:26:5"} {
 // CHECK-NEXT:       loop.for %ii = affine_map<(d0) -> (d0)>(%io) to affine_map<(d0, d1) -> ((d0 + 64), d1)>(%io, %M) step 1 {loop_name = "ii", stage = "C", origin = "gemm.design:30:5", unroll = 4 : i64} {
