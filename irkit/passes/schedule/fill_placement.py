@@ -38,6 +38,7 @@ from irkit.affine.bounds import access_forms
 from irkit.affine.linear import Lin, NotAffine
 from irkit.affine.prove import Prover, Ranges
 from irkit.dialects import loop as lp
+from irkit.passes.schedule.compute_at import loops_between
 from irkit.passes.schedule.helpers import (
     chain_below,
     loop_names,
@@ -47,11 +48,6 @@ from irkit.passes.schedule.helpers import (
     stage_nests,
     stage_of,
 )
-
-
-def loops_between(op: Operation, outer: Operation) -> list[lp.ForOp]:
-    """The loops enclosing `op` strictly inside `outer`."""
-    return [loop for loop in lp.enclosing_loops(op) if loop is not outer and outer.is_ancestor(loop)]
 
 
 def distribute_fills(kernel: func.FuncOp) -> list[str]:
