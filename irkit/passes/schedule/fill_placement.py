@@ -15,8 +15,10 @@ over the dimension the parallel loop walks (`jo`, step 512) is split by the
 parallel loop's step, and the block loop's body -- the fill of one block,
 `C[0:M, jo:min(jo + 512, N)] = 0` -- moves to the start of the parallel
 loop's body.  Iteration `jo` then fills its block and updates it, on one
-core, with no second parallel region (a fill split into a parallel loop of
-its own cost rowsum at 256 x 512, 3.5 us a call, 0.7 us more).
+core, with no second parallel region.  (One kernel measured slower: rowsum
+at 256 x 512, a fill of 1 KiB, 4.1-4.3 us a call through `irkit run`
+against 3.5-3.6 us with the serial fill, though a C harness times the two
+builds alike; see BENCHMARKS.md, 2026-12-03 late.)
 
 This is legal because every access of the buffer inside an iteration of the
 parallel loop is proved to lie in that iteration's block (`_walked_dim`,
