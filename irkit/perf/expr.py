@@ -412,6 +412,8 @@ def evaluate(roots: Mapping[str, Expr], env: Mapping[str, object], np_module=Non
     """Values of several expressions, sharing subterms; env values may be numpy arrays."""
     import numpy as np
 
+    from irkit.perf.runtime import fits as fits_
+
     xp = np if np_module is None else np_module
     memo: dict[Expr, object] = {}
 
@@ -455,8 +457,6 @@ def evaluate(roots: Mapping[str, Expr], env: Mapping[str, object], np_module=Non
             elif op == "gcd":
                 v = xp.gcd(xp.asarray(a[0]).astype(xp.int64), xp.asarray(a[1]).astype(xp.int64))
             elif op == "fits":
-                from irkit.perf.runtime import fits as fits_
-
                 v = fits_(*a)
             else:
                 raise ValueError(op)

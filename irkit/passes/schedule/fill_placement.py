@@ -134,7 +134,8 @@ def _walked_dim(kernel: func.FuncOp, loop: lp.ForOp, buf: SSAValue) -> int | Non
 
 
 def _same_range(fill_loop: lp.ForOp, user: lp.ForOp) -> bool:
-    """Do both loops start at 0 and end at the same bound (same map, same values)?"""
+    """Does the user, which starts at 0 as the fill's loops do, end at the fill loop's bound (same
+    map, same values) in larger steps?"""
     if not _starts_at_zero(user) or user.step_value <= fill_loop.step_value:
         return False
     if user.upper.data != fill_loop.upper.data:
@@ -143,17 +144,16 @@ def _same_range(fill_loop: lp.ForOp, user: lp.ForOp) -> bool:
 
 
 def _split_for(kernel: func.FuncOp, loops: list[lp.ForOp], dim: int, user: lp.ForOp) -> str | None:
-    """Split the fill's loop over `dim` by the user's step, move the blocks outermost and fuse them
-    into the user; the name of the loop over one block (None if no fresh name was found)."""
+    """Split the fill's loop over `dim` by the user's step, move the block loop outermost and fuse
+    it into the user; the name of the loop over one block (None if no fresh name was found)."""
     stage = stage_of(loops[0]) or ""
     used = {n for root in stage_nests(kernel, stage) for n in loop_names(root)} if stage else set()
     base = name(loops[dim])
-    outer_name = next((f"{base}{s}" for s in ("o", "_o", "_blk") if f"{base}{s}" not in used), None)
     inner_name = next((f"{base}{s}" for s in ("i", "_i", "_in") if f"{base}{s}" not in used), None)
-    if outer_name is None or inner_name is None:
+    if inner_name is None:
         return None
-    origin = _block_origin(user)
-    outer, inner = split_loop(loops[dim], user.step_value, outer_name, inner_name, origin)
+    # the block loop is fused away at once, so its name is never seen
+    outer, inner = split_loop(loops[dim], user.step_value, f"{base}_blocks", inner_name, _block_origin(user))
     chain = [*loops[:dim], outer, inner, *loops[dim + 1 :]]
     permute(chain, [outer, *loops[:dim], inner, *loops[dim + 1 :]])
     _fuse_into(outer, user)
@@ -175,13 +175,11 @@ def _fuse_into(blocks: lp.ForOp, user: lp.ForOp) -> None:
     of `user`'s body, its variable replaced by the user's, and remove it: iteration p then fills
     block p and updates it.  Legal since every iteration of `user` touches only its own block
     (`_walked_dim`), so no iteration reads a block another fills, and the blocks cover the range."""
-    first = user.body.block.first_op
+    first = user.body.block.first_op  # the user holds the buffer's accesses: never empty
+    assert first is not None
     for op in list(blocks.body.block.ops):
         op.detach()
-        if first is None:
-            user.body.block.add_op(op)
-        else:
-            Rewriter.insert_op(op, InsertPoint.before(first))
+        Rewriter.insert_op(op, InsertPoint.before(first))
     blocks.induction_var.replace_all_uses_with(user.induction_var)
     blocks.detach()
     blocks.erase()
