@@ -205,7 +205,13 @@ def summary_line(s: dict, wall: float, march: str = "native") -> str:
         f"top-1 >= {t['top1_score']:g} in {share} of {s['top1_groups']} groups (mean {num(s['mean_top1'])}), "
         f"pairwise {num(s['mean_pairwise'])} ({num(s['mean_pairwise_noise'])} with pairs within noise agreeing); "
         f"{s['within_spread']} of {s['compared']} errors within the run-to-run spread "
-        f"(median spread {pct(s['median_spread_pct'])}); "
+        f"(median spread {pct(s['median_spread_pct'])}"
+        + (
+            f"; the host's floor {pct(s['floor_median_pct'])} / p90 {pct(s['floor_p90_pct'])}"
+            if s.get("floor_p90_pct") is not None
+            else ""
+        )
+        + "); "
         f"targets ({t['label']}): {'all met' if not missed else 'missed ' + ', '.join(_TARGET_NAMES[m] for m in missed)}; "
         f"{wall:.0f} s"
     )

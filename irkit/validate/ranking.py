@@ -48,6 +48,23 @@ def spread_pct(runs: Sequence[float]) -> float | None:
     return (max(runs) - fastest) / fastest * 100.0
 
 
+def pass_errors(runs: Sequence[float]) -> list[float]:
+    """|one pass - the measured time of the others| / the latter, in percent, for each pass.
+
+    The error a model that predicted one pass exactly would score against the time
+    `irkit validate` compares with (the fastest of the other passes): the host's own floor
+    under the median and p90 errors.  Empty for fewer than three passes (with two, the
+    other pass is a single run and the floor would be the spread itself).
+    """
+    if len(runs) < 3:
+        return []
+    out = []
+    for i, run in enumerate(runs):
+        others = measured_time([r for j, r in enumerate(runs) if j != i])
+        out.append(abs(run - others) / others * 100.0)
+    return out
+
+
 def within_spread(abs_error_pct: float | None, spread: float | None) -> bool:
     """True when a prediction is no further from the measurement than the runs are from each other."""
     return abs_error_pct is not None and spread is not None and abs_error_pct <= spread

@@ -143,6 +143,7 @@ def summarize(rows: list[dict], targets: Targets = NATIVE) -> dict:
     errors = [abs_pct_error(r["predicted_s"], r["measured_s"]) for r in ok]
     groups = [group_summary(g) for g in group_rows(ok).values()]
     spreads = [r["spread_pct"] for r in ok if r.get("spread_pct") is not None]
+    floor = [e for r in ok for e in ranking.pass_errors(r.get("runs_s") or [])]
     inside = sum(ranking.within_spread(e, r.get("spread_pct")) for r, e in zip(ok, errors))
     top1s = [g["top1"] for g in groups if g["top1"] is not None]
     good = sum(t >= targets.top1_score for t in top1s)
@@ -173,6 +174,9 @@ def summarize(rows: list[dict], targets: Targets = NATIVE) -> dict:
         "median_spread_pct": median(spreads) if spreads else None,
         "max_spread_pct": max(spreads) if spreads else None,
         "within_spread": inside,
+        # the errors one pass scores against the others: what a model exact for a pass would read
+        "floor_median_pct": median(floor) if floor else None,
+        "floor_p90_pct": percentile(floor, 90) if floor else None,
         "by_kernel": {},
         "by_size": {},
     }

@@ -174,3 +174,20 @@ def test_finish_row_uses_the_fastest_run():
     assert r["calls"] == 20 and r["min_s"] == pytest.approx(1.8e-3) and r["other_load"] == pytest.approx(0.1)
     line = measure.progress_line(1, 1, r, 2, 2)
     assert "measured      2 ms" in line and "(+5.0%)" in line and "spread 10.0%, error within it" in line
+
+
+def test_pass_errors_are_each_pass_against_the_fastest_other():
+    # passes 1.0, 1.2, 1.5: 1.0 against 1.2 (16.7%), 1.2 against 1.0 (20%), 1.5 against 1.0 (50%)
+    assert ranking.pass_errors([1.0, 1.2, 1.5]) == pytest.approx([100 * 0.2 / 1.2, 20.0, 50.0])
+    assert ranking.pass_errors([2.0, 2.0, 2.0]) == [0.0, 0.0, 0.0]
+    assert ranking.pass_errors([1.0, 1.1]) == []  # two passes: the floor would be the spread itself
+
+
+def test_summary_reports_the_hosts_floor():
+    rows = [row("a", [1.0, 1.2, 1.5], 1.0), row("b", [2.0, 2.0, 2.0], 2.0)]
+    s = stats.summarize(rows)
+    floor = sorted([100 * 0.2 / 1.2, 20.0, 50.0, 0.0, 0.0, 0.0])
+    assert s["floor_median_pct"] == pytest.approx(stats.median(floor))
+    assert s["floor_p90_pct"] == pytest.approx(stats.percentile(floor, 90))
+    quiet = stats.summarize([row("a", [1.0, 1.1], 1.0)])
+    assert quiet["floor_median_pct"] is None and quiet["floor_p90_pct"] is None

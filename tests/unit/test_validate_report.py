@@ -60,6 +60,7 @@ def test_report_sections_and_figures():
     assert "| top-1 score, mean / lowest | 0.90 / 0.80 | | |" in lines
     assert "| pairwise ordering accuracy, mean over groups | 0.50 | | |" in lines
     assert "| errors within the run-to-run spread | 1 of 4 | | |" in lines
+    assert "| the host's floor: one pass against the others, median / p90 | - | | |" in lines  # two passes
     assert "## The schedules of each kernel and size" in text
     group = next(ln for ln in lines if ln.startswith("| k | DRAM: N=64 |"))
     cells = [c.strip() for c in group.split("|")[1:-1]]
