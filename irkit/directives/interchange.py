@@ -62,7 +62,13 @@ def replay(nest, e: Entry, at: object) -> None:
 
 
 def space(s: Space) -> list[Entry]:
-    return [{"kind": "interchange", "loops": [a, b]} for a, b in combinations(s.loops, 2)]
+    """Every pair whose swap leaves an order the nest keeps (`Space.allows`)."""
+    out = []
+    for a, b in combinations(s.loops, 2):
+        order = [b if v == a else a if v == b else v for v in s.loops]
+        if s.allows(order):
+            out.append({"kind": "interchange", "loops": [a, b]})
+    return out
 
 
 RECORD = register(

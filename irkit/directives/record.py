@@ -76,6 +76,22 @@ class Space:
     registers: int = 16
     consumers: dict[str, tuple[str, ...]] = field(default_factory=dict)
     temp: bool = False
+    # what the nest's directives so far fix, so that a record offers only what its replay keeps:
+    # each loop's root (the loop it was split from), the loops each loop's bounds use (they must
+    # stay outside it), and the loops that must stay innermost (a vectorized one)
+    roots: dict[str, str] = field(default_factory=dict)
+    outside: dict[str, frozenset[str]] = field(default_factory=dict)
+    innermost: frozenset[str] = frozenset()
+
+    def allows(self, order: tuple[str, ...] | list[str]) -> bool:
+        """Would the nest keep a loop order `order` (outermost first)?  Each loop inside the loops its
+        bounds use, and a loop that must stay innermost last -- what replaying a reorder then checks
+        (`Nest.check_order`, `irkit.checks.schedule.check_final`)."""
+        at = {name: k for k, name in enumerate(order)}
+        for loop, used in self.outside.items():
+            if loop in at and any(u in at and at[u] > at[loop] for u in used):
+                return False
+        return all(order[-1] == loop for loop in self.innermost if loop in at)
 
     def fresh(self, base: str) -> str:
         """A loop name based on `base` that the nest does not use."""

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from itertools import islice, permutations
+from collections.abc import Iterator
+from itertools import islice
 
 from xdsl.dialects.builtin import ArrayAttr, StringAttr
 from xdsl.irdl import IRDLOperation, irdl_op_definition, lazy_traits_def, prop_def
@@ -57,9 +58,33 @@ def replay(nest, e: Entry, at: object) -> None:
 
 
 def space(s: Space) -> list[Entry]:
+    """The first MAX_CHOICES other orders the nest keeps (`Space.allows`): an order its replay would
+    refuse is not offered, so the choices go to legal ones."""
     order = tuple(s.loops)
-    others = (p for p in permutations(order) if p != order)
+    others = (p for p in _orders(s) if p != order)
     return [{"kind": "reorder", "loops": list(p)} for p in islice(others, MAX_CHOICES)]
+
+
+def _orders(s: Space) -> Iterator[tuple[str, ...]]:
+    """The orders of the loops `Space.allows`, in the order `itertools.permutations` lists them,
+    built place by place: a loop is placed once the loops its bounds use are, and a loop that must
+    stay innermost only last (a prefix no order can complete is never extended)."""
+    loops = tuple(s.loops)
+    n = len(loops)
+
+    def grow(prefix: list[str], left: list[str]) -> Iterator[tuple[str, ...]]:
+        if not left:
+            yield tuple(prefix)
+            return
+        placed = set(prefix)
+        for k, loop in enumerate(left):
+            if loop in s.innermost and len(prefix) < n - 1:
+                continue
+            if any(u in loops and u not in placed for u in s.outside.get(loop, ())):
+                continue
+            yield from grow([*prefix, loop], left[:k] + left[k + 1 :])
+
+    return grow([], list(loops))
 
 
 RECORD = register(

@@ -74,10 +74,17 @@ def space(s: Space) -> list[Entry]:
     limit = max(2, s.registers // 2)
     return [
         {"kind": "unroll_jam", "loop": loop, "factor": f}
-        for loop in s.loops[:-1]
+        for k, loop in enumerate(s.loops[:-1])
+        if not _same_root_inside(s, k)
         for f in range(2, limit + 1)
         if f <= s.extents.get(loop, 1)
     ]
+
+
+def _same_root_inside(s: Space, k: int) -> bool:
+    """Is a loop inside the k-th split from the same loop (its bounds depend on it: `replay` refuses)?"""
+    root = s.roots.get(s.loops[k])
+    return root is not None and any(s.roots.get(inner) == root for inner in s.loops[k + 1 :])
 
 
 RECORD = register(

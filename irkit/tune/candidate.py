@@ -114,6 +114,9 @@ def space_of(c: Candidate, stage: StageInfo, lanes: int, registers: int) -> Spac
         reads=tuple(c.nest.reads),
         lanes=lanes,
         registers=registers,
+        roots={name: root for name, root, _ in c.nest.loops},
+        outside={loop: frozenset(used) for loop, used in c.nest.deps.items() if used},
+        innermost=frozenset(loop for loop, _ in c.nest.vectorized if loop in extents),
     )
 
 

@@ -103,6 +103,7 @@ def beam_search(
     beam.sort()
     best: list[Scored] = list(beam)
     _CONTEXT.update(kernels=kernels, machine=m, info=info, lanes=lanes)
+    _SCORED.clear()
     pool = _pool(workers)
     try:
         for step in range(depth):
@@ -133,11 +134,15 @@ def beam_search(
         if pool is not None:
             pool.shutdown()
         _CONTEXT.clear()
+        _SCORED.clear()
     stats.seconds = time.perf_counter() - t0
     return _diverse(sorted(best), keep)
 
 
 _CONTEXT: dict = {}  # what `_expand` needs, set before the workers fork
+# nest key -> (score, seconds) of the nests this process scored in this search: beam states of one
+# step, and of the steps before, reach the same nest by different directive orders
+_SCORED: dict[tuple, tuple[float, tuple[float, ...]]] = {}
 
 
 @dataclass(frozen=True)
@@ -182,7 +187,10 @@ def _expand(job) -> tuple[list[tuple], int]:
             if key in local:
                 continue
             local.add(key)
-            sc, secs = score(c, kernels, m)
+            got = _SCORED.get(key)
+            if got is None:
+                got = _SCORED[key] = score(c, kernels, m)
+            sc, secs = got
             rows.append((sc, "; ".join(c.texts), rank, i, key, secs))
     return rows, refused
 

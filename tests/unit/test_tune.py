@@ -531,3 +531,41 @@ def test_cache_blocks_need_a_reduction():
     (name,) = kernel.stages
     info = kernel.stages[name]
     assert cache_blocks(start(info, kernel.reads[name]), info, 8, 16, 2, [32 * 1024, 512 * 1024, 16 << 20]) == []
+
+
+@pytest.mark.parametrize(
+    "texts",
+    [
+        [],
+        ["split j by 16 -> jo, ji"],
+        ["split j by 16 -> jo, ji", "vectorize ji by 8"],
+        ["tile i, j by 4, 8 -> io, jo, ii, ji", "split ji by 4 -> jio, jii"],
+        ["split j by 16 -> jo, ji", "split jo by 2 -> joo, joi", "vectorize ji by 8"],
+    ],
+)
+def test_order_records_offer_exactly_the_orders_extend_keeps(rowsum_stage, texts):
+    """reorder, interchange and unroll_jam offer what their replay keeps (`Space.allows`, the same-root
+    rule of unroll_jam) and nothing it refuses: a refused offer is search time spent on nothing, a
+    missing one a schedule never tried.  Checked against every permutation, replayed."""
+    from itertools import permutations
+
+    from irkit.directives import reorder
+    from irkit.tune.candidate import next_entries, space_of
+
+    info, reads = rowsum_stage
+    c = start(info, reads)
+    for entry in _entries(*texts):
+        c = extend(c, entry, info)
+    assert c is not None
+    names = tuple(c.nest.names)
+    kept = [p for p in permutations(names) if p != names and extend(c, {"kind": "reorder", "loops": list(p)}, info)]
+    space = space_of(c, info, 8, 16)
+    assert [tuple(e["loops"]) for e in reorder.space(space)] == kept[: reorder.MAX_CHOICES]
+    offered = next_entries(c, info, 8, 16)
+    for e in offered:
+        if e["kind"] in ("reorder", "interchange", "unroll_jam"):
+            assert extend(c, e, info) is not None, e
+    swaps = {tuple(e["loops"]) for e in offered if e["kind"] == "interchange"}
+    for a, b in [(a, b) for k, a in enumerate(names) for b in names[k + 1 :]]:
+        if (a, b) not in swaps and "interchange" not in {e["kind"] for e in c.entries}:
+            assert extend(c, {"kind": "interchange", "loops": [a, b]}, info) is None, (a, b)
