@@ -367,27 +367,56 @@ def _distinct(accesses: tuple[Access, ...]) -> list[Access]:
     return list(seen.values())
 
 
+_PREPARED: dict[int, tuple] = {}  # id(access) -> (its dims as (root, |coefficient|) pairs, the innermost dim, the access)
+
+
+def _prepared(a: Access) -> tuple:
+    got = _PREPARED.get(id(a))
+    if got is None or got[2] is not a:
+        dims = tuple(tuple((r, abs(k)) for r, k in dim) for dim in a.coeffs)
+        inner = a.order[-1] if a.order else len(dims) - 1
+        got = _PREPARED[id(a)] = (dims, inner, a)
+    return got
+
+
 def _lines(a: Access, spans: dict[str, int], line: float, contiguous: bool) -> tuple[float, float]:
     """(rows, lines per row) of `a` over the given spans of the roots; a packed copy is one row."""
-    extent = [1 + sum(abs(k) * (spans.get(r, 1) - 1) for r, k in dim) for dim in a.coeffs]
-    if not extent:
+    dims, inner, _ = _prepared(a)
+    if not dims:
         return 1.0, 1.0
-    inner = a.order[-1] if a.order else len(extent) - 1
-    rows = math.prod(e for i, e in enumerate(extent) if i != inner)
+    rows = 1
+    inner_extent = 1
+    for i, dim in enumerate(dims):
+        extent = 1
+        for r, k in dim:
+            span = spans.get(r)
+            if span is not None:
+                extent += k * (span - 1)
+        if i == inner:
+            inner_extent = extent
+        else:
+            rows *= extent
     if contiguous:
-        return 1.0, math.ceil(rows * extent[inner] * a.elem / line)
-    return float(rows), math.ceil(extent[inner] * a.elem / line)
+        return 1.0, math.ceil(rows * inner_extent * a.elem / line)
+    return float(rows), math.ceil(inner_extent * a.elem / line)
 
 
 def _traffic(accesses, table, moves, n: int, size: float, line: float, ways: int, packed_at: dict, loops) -> float:
     """Bytes the level below serves: each access's lines at the outermost depth whose working set
     fits, times the trips of the loops around it that move the access."""
     fit = n - 1  # the innermost loop streams: a line at a time of each access, whatever it spans
+    starts = [_starts(a, line, size, ways) for a in accesses]
+    sets = max(1, int(size // (line * ways)))
     for d in range(n - 2, -1, -1):
         total = 0.0
-        for a, shape in zip(accesses, table):
+        for shape, start in zip(table, starts):
             rows, per_row = shape[d]
-            total += rows * per_row * (_conflict(a, rows, per_row, line, size, ways) if rows > 1 else 1.0)
+            lines = rows * per_row
+            if rows > 1 and start:
+                covered = min(sets, start * per_row)
+                if covered < sets and lines > covered * ways:
+                    lines *= sets / covered
+            total += lines
         if total * line > size:
             break
         fit = d
@@ -402,6 +431,15 @@ def _traffic(accesses, table, moves, n: int, size: float, line: float, ways: int
             copies = math.prod(lp.trips for lp in loops[: at + 1])
             out += 2.0 * tile_rows * tile_per_row * line * copies
     return out
+
+
+def _starts(a: Access, line: float, size: float, ways: int) -> int:
+    """The sets of a cache the rows of `a` start in (`_conflict`); 0 without a row stride."""
+    stride = a.row_stride()
+    if stride <= 0:
+        return 0
+    sets = max(1, int(size // (line * ways)))
+    return max(1, sets // math.gcd(max(1, int(stride // line)), sets))
 
 
 def _conflict(a: Access, rows: float, per_row: float, line: float, size: float, ways: int) -> float:
