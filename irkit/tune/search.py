@@ -85,6 +85,7 @@ def beam_search(
     info = kernels[0].stages[stage]
     lanes = m.lanes(info.bodies[0].dtype_bits if info.bodies else 32)
     t0 = time.perf_counter()
+    before = stats.seconds  # the stages searched before this one, whose candidates `stats` counts too
     root = start(info, reads)
     s, secs = score(root, kernels, m)
     seen = {root.key()}
@@ -125,7 +126,7 @@ def beam_search(
             chosen = _diverse_pending(grown, width, beam, info, seed, step, quota)
             best = sorted(best + chosen[: keep * 2])[: keep * 4]
             beam = chosen
-            stats.seconds = time.perf_counter() - t0
+            stats.seconds = before + time.perf_counter() - t0
             if progress is not None:
                 progress(stats, best[0])
             if deadline is not None and time.perf_counter() > deadline:
@@ -135,7 +136,7 @@ def beam_search(
             pool.shutdown()
         _CONTEXT.clear()
         _SCORED.clear()
-    stats.seconds = time.perf_counter() - t0
+    stats.seconds = before + time.perf_counter() - t0
     return _diverse(sorted(best), keep)
 
 

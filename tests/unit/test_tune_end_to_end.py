@@ -272,3 +272,22 @@ def test_a_plugins_named_operation_is_tuned():
         capture_output=True, text=True, timeout=300, cwd=REPO,
     )  # fmt: skip
     assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), proc.stdout + proc.stderr
+
+
+def test_the_search_rate_counts_every_stage_searched():
+    """One `SearchStats` over the stages: candidates and seconds both accumulate, so the rate the
+    tuner reports for a multi-stage document is candidates over the time of all its searches (the
+    seconds were once the last stage's alone, which doubled blur's reported rate)."""
+    from irkit.tune.search import SearchStats
+
+    text = ELEMENTWISE.read_text()
+    kernel = read_kernel(text, str(ELEMENTWISE), {"M": 8, "N": 32})
+    machine = Machine.of(hardware_of_module(parse_design(text, "e"), "e"))
+    earlier = 1000.0  # seconds of the stages searched before: kept, whatever this search takes
+    stats = SearchStats(evaluated=5, seconds=earlier)
+    one = SearchStats()
+    stage = next(iter(kernel.stages))
+    beam_search(stage, [kernel], kernel.reads[stage], machine, width=6, depth=3, keep=6, stats=one)
+    beam_search(stage, [kernel], kernel.reads[stage], machine, width=6, depth=3, keep=6, stats=stats)
+    assert one.evaluated > 0 and stats.evaluated == 5 + one.evaluated
+    assert earlier < stats.seconds < earlier + 60
