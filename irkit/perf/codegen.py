@@ -54,17 +54,47 @@ def _node(e: Expr, names: dict[int, str]) -> str:
     raise ValueError(op)
 
 
-def function_source(name: str, terms: Mapping[str, Expr], doc: str = "") -> str:
-    """`def name(e): ... return {term: value}` over an environment `e` of sizes and model symbols."""
+def function_source(name: str, terms: Mapping[str, Expr], doc: str = "", varying: frozenset[str] = frozenset()) -> str:
+    """`def name(e): ... return {term: value}` over an environment `e` of sizes and model symbols.
+
+    With `varying` (symbols whose values change between calls of one pricing, as a cache level's
+    `cap`), the function is `name(e, shared=None)`: the subterms that use none of them are
+    computed at the first call that passes a `shared` dict and taken from it at the next ones
+    (a nest's fills are priced at every cache level; most of their terms are trip counts and
+    footprints that do not depend on the level)."""
     roots = list(terms.values())
     names: dict[int, str] = {}
-    lines = [f"def {name}(e):"]
+    order = ex.topological(roots)
+    for i, node in enumerate(order):
+        names[id(node)] = f"t{i}"
+    lines = [f"def {name}(e{', shared=None' if varying else ''}):"]
     if doc:
         lines.append(f'    """{doc}"""')
-    for i, node in enumerate(ex.topological(roots)):
-        var = f"t{i}"
-        lines.append(f"    {var} = {_node(node, names)}")
-        names[id(node)] = var
+    if not varying:
+        lines += [f"    {names[id(node)]} = {_node(node, names)}" for node in order]
+    else:
+        lines += _split_body(order, roots, names, varying)
     items = ", ".join(f"{k!r}: {_atom(v, names)}" for k, v in terms.items())
     lines.append(f"    return {{{items}}}")
     return "\n".join(lines) + "\n"
+
+
+def _split_body(order: list[Expr], roots: list[Expr], names: dict[int, str], varying: frozenset[str]) -> list[str]:
+    """The body of a function with a shared part: the subterms free of `varying` first (computed
+    once and kept in `shared["v"]`), then the others."""
+    moves: dict[int, bool] = {}  # node -> uses a varying symbol
+    for node in order:
+        moves[id(node)] = any((a.op == "sym" and str(a.value) in varying) or moves.get(id(a), False) for a in node.args)
+    fixed = [n for n in order if not moves[id(n)]]
+    moving = [n for n in order if moves[id(n)]]
+    # the fixed subterms the rest of the function reads: those the moving ones or the result use
+    used = {id(a) for n in moving for a in n.args} | {id(r) for r in roots}
+    kept = [names[id(n)] for n in fixed if id(n) in used]
+    if not kept:
+        return [f"    {names[id(n)]} = {_node(n, names)}" for n in order]
+    pack = ", ".join(kept) + ("," if len(kept) == 1 else "")
+    lines = ["    if shared:", f"        ({pack}) = shared['v']", "    else:"]
+    lines += [f"        {names[id(n)]} = {_node(n, names)}" for n in fixed]
+    lines += ["        if shared is not None:", f"            shared['v'] = ({pack})"]
+    lines += [f"    {names[id(n)]} = {_node(n, names)}" for n in moving]
+    return lines

@@ -99,7 +99,7 @@ def module_functions(kernel) -> str:
             chosen = {k: v for k, v in terms.items() if runtime.term_group(k) == group}
             fname = f"nest_{i}_{group}"
             doc = f"Terms ({group}) of loop nest '{nest.nest_name.data}'{where}."
-            parts.append(function_source(fname, chosen, doc))
+            parts.append(function_source(fname, chosen, doc, runtime.LEVEL_SYMBOLS if group in ("fills", "misses") else frozenset()))
             fnames.append(fname)
         names.append((nest.nest_name.data, fnames))
     kernel_wide = {"kernel_bytes": ex.parse(kernel.kernel_bytes.data)}

@@ -376,6 +376,10 @@ FILL_TERMS = ("lines", "stored_lines", "streamed_lines", "strided_lines")
 MISS_TERMS = ("serial_lines",)
 LAST_TERMS = ("untracked_lines",)
 TERM_GROUPS = ("core", "fills", "misses", "last")
+# the symbols of the environment that change from one cache level (or the TLB) to the next: a nest's
+# fills and misses are priced at several, so their functions keep what uses none of these between
+# the calls of one pricing (`shared`, irkit.perf.codegen)
+LEVEL_SYMBOLS = frozenset({"cap", "sets", "ways", "keep", "line"})
 
 
 def term_group(key):
@@ -592,6 +596,8 @@ def price(nests, kernel_terms, env, hw, cold=False):
         compute, chain, l1 = in_core(t, hw)
         terms = {"compute": compute, "chain": chain, "L1": l1}
         strided = 0.0
+        shared_fills: dict = {}  # what the fill terms share between the levels (LEVEL_SYMBOLS)
+        shared_misses: dict = {}
         # traffic into each level from the one below it
         dram_exposed = 0.0
         for i, lv in enumerate(levels):
@@ -603,13 +609,13 @@ def price(nests, kernel_terms, env, hw, cold=False):
             sets = _sets(lv, line)
             level_env = dict(base, cap=cap_bytes / line, sets=sets, ways=lv["size"] / line / sets)
             level_env["keep"] = keep_lines(levels, i, hw, cap_bytes / line)
-            tt = fill_terms(level_env)
+            tt = fill_terms(level_env, shared_fills)
             # a kernel this level holds whole moves and misses nothing here between warm calls
             warm = (not cold) & (kernel_bytes <= lv.get("effective_size", lv["size"]) * share)
             # ... and the last cache, where a sweep measured its end, keeps a share of a larger kernel
             kept = last_kept if below is None and last_kept is not None else np.where(warm, 1.0, 0.0)
             if i == 0:  # strided misses (a column read element by element) wait for their lines
-                mm = {**miss_terms(level_env), "strided_lines": tt.get("strided_lines", 0.0)}
+                mm = {**miss_terms(level_env, shared_misses), "strided_lines": tt.get("strided_lines", 0.0)}
                 serial = mm.get("serial_lines", 0.0) * hw.get("conflict_miss", 0.0)
                 strided = np.maximum(mm.get("strided_lines", 0.0) * hw.get("strided_miss", 0.0), serial)
                 strided = np.where(warm, 0.0, strided)
@@ -618,7 +624,7 @@ def price(nests, kernel_terms, env, hw, cold=False):
                 if kinds and not np.all(warm):
                     mm = {"strided_lines": tt.get("strided_lines", 0.0)}
                     if kinds != {"strided_miss"}:
-                        mm.update(miss_terms(level_env))
+                        mm.update(miss_terms(level_env, shared_misses))
                     strided = strided + (1.0 - kept) * deeper_misses(mm, i, hw)
             # fills, and write-backs of stored lines; streamed lines skip the caches and
             # reach DRAM once
@@ -663,7 +669,7 @@ def price(nests, kernel_terms, env, hw, cold=False):
         entries = hw.get("tlb_entries")
         if entries and hw.get("tlb_miss"):
             page_env = dict(base, line=PAGE_BYTES, cap=float(entries), sets=1.0, ways=float(entries))
-            pages = fill_terms(page_env)["lines"]
+            pages = fill_terms(page_env, shared_fills)["lines"]
             resident = (not cold) & (kernel_bytes <= entries * PAGE_BYTES)
             tlb = np.where(resident, 0.0, pages) * hw["tlb_miss"]
         terms["chain"] = np.maximum(terms["chain"], strided + tlb)  # latencies: the longer one sets the pace

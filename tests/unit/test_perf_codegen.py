@@ -35,3 +35,26 @@ def test_quotients_match_integer_arithmetic(numerators, divisor):
     assert list(got["f"]) == [v // divisor for v in values]
     assert list(got["c"]) == [-(-v // divisor) for v in values]
     assert list(got["m"]) == [v % divisor for v in values]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 10_000), st.integers(1, 10_000), st.lists(st.integers(1, 1 << 20), min_size=1, max_size=4))
+def test_a_shared_part_is_computed_once_and_gives_the_same_terms(n, m, caps):
+    """With varying symbols (a cache level's `cap`), the subterms free of them are computed at the
+    first call that passes `shared` and reused at the next: every call gives what a function
+    without sharing gives, and a call with the shared part filled reads it instead of `e`."""
+    n_, m_, cap = ex.sym("n"), ex.sym("m"), ex.sym("cap")
+    fixed = ex.add(ex.mul(n_, m_), ex.cdiv(n_, ex.const(16)))  # no cap in it
+    terms = {"lines": ex.min_(fixed, cap), "trips": fixed, "mixed": ex.add(ex.mul(fixed, cap), n_)}
+    plain = compiled(function_source("f", terms), "f")
+    split = compiled(function_source("g", terms, varying=frozenset({"cap"})), "g")
+    shared: dict = {}
+    for c in caps:
+        env = {"n": float(n), "m": float(m), "cap": float(c)}
+        assert split(env, shared) == plain(env) == split(env)
+    assert "v" in shared
+    # the shared part is read, not recomputed: n and m changed, cap the same, the fixed terms stay
+    env = {"n": float(n + 1), "m": float(m + 1), "cap": float(caps[0])}
+    got = split(env, shared)
+    assert got["trips"] == plain({"n": float(n), "m": float(m), "cap": 0.0})["trips"]
+    assert split(env) == plain(env)
