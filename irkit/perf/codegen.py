@@ -71,7 +71,7 @@ def function_source(name: str, terms: Mapping[str, Expr], doc: str = "", varying
     if doc:
         lines.append(f'    """{doc}"""')
     if not varying:
-        lines += [f"    {names[id(node)]} = {_node(node, names)}" for node in order]
+        lines += _statements(order, names, "    ", {id(r) for r in roots})
     else:
         lines += _split_body(order, roots, names, varying)
     items = ", ".join(f"{k!r}: {_atom(v, names)}" for k, v in terms.items())
@@ -90,11 +90,34 @@ def _split_body(order: list[Expr], roots: list[Expr], names: dict[int, str], var
     # the fixed subterms the rest of the function reads: those the moving ones or the result use
     used = {id(a) for n in moving for a in n.args} | {id(r) for r in roots}
     kept = [names[id(n)] for n in fixed if id(n) in used]
+    results = {id(r) for r in roots}
     if not kept:
-        return [f"    {names[id(n)]} = {_node(n, names)}" for n in order]
+        return _statements(order, names, "    ", results)
     pack = ", ".join(kept) + ("," if len(kept) == 1 else "")
     lines = ["    if shared:", f"        ({pack}) = shared['v']", "    else:"]
-    lines += [f"        {names[id(n)]} = {_node(n, names)}" for n in fixed]
+    lines += _statements(fixed, names, "        ", used)
     lines += ["        if shared is not None:", f"            shared['v'] = ({pack})"]
-    lines += [f"    {names[id(n)]} = {_node(n, names)}" for n in moving]
+    lines += _statements(moving, names, "    ", results)
+    return lines
+
+
+def _statements(nodes: list[Expr], names: dict[int, str], indent: str, keep: set[int]) -> list[str]:
+    """One assignment a node, each temporary deleted after its last use among `nodes` unless it is
+    in `keep` (read later: a result, a shared subterm).  A model's terms run to thousands of
+    subterms over arrays of every size asked for; holding them all to the end of the function
+    took 0.7 GB for 10,000 sizes of batch_matmul, and allocating it most of the time."""
+    last: dict[int, int] = {}
+    for k, node in enumerate(nodes):
+        for a in node.args:
+            if a.op not in ("const", "sym"):
+                last[id(a)] = k
+    dead: dict[int, list[str]] = {}
+    for ident, k in last.items():
+        if ident not in keep and ident in names:
+            dead.setdefault(k, []).append(names[ident])
+    lines = []
+    for k, node in enumerate(nodes):
+        lines.append(f"{indent}{names[id(node)]} = {_node(node, names)}")
+        if k in dead:
+            lines.append(f"{indent}del {', '.join(sorted(dead[k]))}")
     return lines

@@ -46,7 +46,9 @@ def test_a_shared_part_is_computed_once_and_gives_the_same_terms(n, m, caps):
     n_, m_, cap = ex.sym("n"), ex.sym("m"), ex.sym("cap")
     fixed = ex.add(ex.mul(n_, m_), ex.cdiv(n_, ex.const(16)))  # no cap in it
     terms = {"lines": ex.min_(fixed, cap), "trips": fixed, "mixed": ex.add(ex.mul(fixed, cap), n_)}
-    plain = compiled(function_source("f", terms), "f")
+    source = function_source("f", terms)
+    assert "del t" in source  # n * m and ceil(n / 16) are dead once added: not held to the end
+    plain = compiled(source, "f")
     split = compiled(function_source("g", terms, varying=frozenset({"cap"})), "g")
     shared: dict = {}
     for c in caps:
