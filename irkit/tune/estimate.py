@@ -367,21 +367,9 @@ def _distinct(accesses: tuple[Access, ...]) -> list[Access]:
     return list(seen.values())
 
 
-_PREPARED: dict[int, tuple] = {}  # id(access) -> (its dims as (root, |coefficient|) pairs, the innermost dim, the access)
-
-
-def _prepared(a: Access) -> tuple:
-    got = _PREPARED.get(id(a))
-    if got is None or got[2] is not a:
-        dims = tuple(tuple((r, abs(k)) for r, k in dim) for dim in a.coeffs)
-        inner = a.order[-1] if a.order else len(dims) - 1
-        got = _PREPARED[id(a)] = (dims, inner, a)
-    return got
-
-
 def _lines(a: Access, spans: dict[str, int], line: float, contiguous: bool) -> tuple[float, float]:
     """(rows, lines per row) of `a` over the given spans of the roots; a packed copy is one row."""
-    dims, inner, _ = _prepared(a)
+    dims, inner = a.abs_coeffs, a.inner_dim
     if not dims:
         return 1.0, 1.0
     rows = 1
@@ -405,14 +393,14 @@ def _traffic(accesses, table, moves, n: int, size: float, line: float, ways: int
     """Bytes the level below serves: each access's lines at the outermost depth whose working set
     fits, times the trips of the loops around it that move the access."""
     fit = n - 1  # the innermost loop streams: a line at a time of each access, whatever it spans
-    starts = [_starts(a, line, size, ways) for a in accesses]
     sets = max(1, int(size // (line * ways)))
+    starts = [_starts(a, line, sets) for a in accesses]
     for d in range(n - 2, -1, -1):
         total = 0.0
         for shape, start in zip(table, starts):
             rows, per_row = shape[d]
             lines = rows * per_row
-            if rows > 1 and start:
+            if rows > 1 and start:  # folded onto the sets its rows start in (`_starts`)
                 covered = min(sets, start * per_row)
                 if covered < sets and lines > covered * ways:
                     lines *= sets / covered
@@ -433,24 +421,12 @@ def _traffic(accesses, table, moves, n: int, size: float, line: float, ways: int
     return out
 
 
-def _starts(a: Access, line: float, size: float, ways: int) -> int:
-    """The sets of a cache the rows of `a` start in (`_conflict`); 0 without a row stride."""
+def _starts(a: Access, line: float, sets: int) -> int:
+    """The sets of a cache the rows of `a` start in, 0 without a row stride: rows `stride` bytes
+    apart start in sets / gcd(stride in lines, sets) of them.  When an access's lines outnumber
+    what the sets its rows cover hold, a power-of-two row stride has folded its working set onto
+    them, and it needs the cache as if it had all the sets to itself (`_traffic`)."""
     stride = a.row_stride()
     if stride <= 0:
         return 0
-    sets = max(1, int(size // (line * ways)))
     return max(1, sets // math.gcd(max(1, int(stride // line)), sets))
-
-
-def _conflict(a: Access, rows: float, per_row: float, line: float, size: float, ways: int) -> float:
-    """How much larger an access's working set is to a cache whose sets a power-of-two row stride folds
-    it onto: rows `stride` bytes apart start in sets / gcd(stride in lines, sets) different sets; when
-    its lines outnumber what the sets its rows cover hold, it needs the cache as if it had all the
-    sets to itself."""
-    stride = a.row_stride()
-    if stride <= 0:
-        return 1.0
-    sets = max(1, int(size // (line * ways)))
-    starts = max(1, sets // math.gcd(max(1, int(stride // line)), sets))
-    covered = min(sets, starts * per_row)
-    return sets / covered if covered < sets and rows * per_row > covered * ways else 1.0

@@ -36,9 +36,15 @@ class Access:
     roots: frozenset[str] = frozenset()  # the stage loops its index uses (set from `coeffs`)
 
     strided: frozenset[str] = frozenset()  # the loops it does not move with by single elements
+    # per logical dim: (stage loop, |coefficient|) pairs, and the dim stored innermost (set from
+    # `coeffs` and `order`: the screening model's footprints read them for every candidate)
+    abs_coeffs: tuple[tuple[tuple[str, int], ...], ...] = field(default=(), compare=False)
+    inner_dim: int = field(default=0, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "roots", frozenset(loop for dim in self.coeffs for loop, _ in dim))
+        object.__setattr__(self, "abs_coeffs", tuple(tuple((r, abs(k)) for r, k in dim) for dim in self.coeffs))
+        object.__setattr__(self, "inner_dim", self.order[-1] if self.order else len(self.coeffs) - 1)
         inner = self.order[-1] if self.order else 0
         strided = {loop for d, dim in enumerate(self.coeffs) for loop, k in dim if d != inner or abs(k) != 1}
         object.__setattr__(self, "strided", frozenset(strided))
