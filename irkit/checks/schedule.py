@@ -109,8 +109,11 @@ def check_schedules(
 
 def check_final(nest: Nest) -> None:
     """What can only be checked on the final nest: a vectorized loop must be the innermost one."""
+    if not nest.vectorized:
+        return
+    names = nest.names
     for loop, op in nest.vectorized:
-        if loop in nest.names and nest.names[-1] != loop:
+        if loop in names and names[-1] != loop:
             nest.error(
                 f"vectorize '{loop}': only the innermost loop can be vectorized, and the innermost loop of "
                 f"'{nest.stage}' is '{nest.names[-1]}' (order: {', '.join(nest.names)}); reorder first",

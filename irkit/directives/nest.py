@@ -90,8 +90,9 @@ class Nest:
 
     def require(self, name: str, at: object) -> bool:
         """Does loop `name` exist now?  (Said why not, when it does not.)"""
-        if name in self.names:
-            return True
+        for loop in self.loops:
+            if loop[0] == name:
+                return True
         if name in self.gone:
             what, where = self.gone[name]
             self.error(
@@ -154,14 +155,17 @@ class Nest:
             self.deps[i] = above | {o}
 
     def reorder(self, names: list[str]) -> None:
-        positions = sorted(self.names.index(v) for v in names)
+        index = {loop[0]: k for k, loop in enumerate(self.loops)}
+        positions = sorted(index[v] for v in names)
         by_name = {loop[0]: loop for loop in self.loops}
         for position, name in zip(positions, names):
             self.loops[position] = by_name[name]
 
     def bounds_outside(self) -> tuple[str, str] | None:
         """(loop, a loop its bounds use that now runs inside it), if the order has one."""
-        at = {name: k for k, name in enumerate(self.names)}
+        at = {loop[0]: k for k, loop in enumerate(self.loops)}
+        if not any(loop in at and u in at and at[u] > at[loop] for loop, used in self.deps.items() for u in used):
+            return None  # the common case, without sorting: which one comes first only matters for the message
         for loop, used in sorted(self.deps.items()):
             for u in sorted(used):
                 if loop in at and u in at and at[u] > at[loop]:

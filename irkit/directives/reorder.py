@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from itertools import islice
 
@@ -60,16 +61,22 @@ def replay(nest, e: Entry, at: object) -> None:
 def space(s: Space) -> list[Entry]:
     """The first MAX_CHOICES other orders the nest keeps (`Space.allows`): an order its replay would
     refuse is not offered, so the choices go to legal ones."""
-    order = tuple(s.loops)
-    others = (p for p in _orders(s) if p != order)
-    return [{"kind": "reorder", "loops": list(p)} for p in islice(others, MAX_CHOICES)]
+    outside = tuple(sorted((loop, tuple(sorted(used))) for loop, used in s.outside.items()))
+    return [{"kind": "reorder", "loops": list(p)} for p in _choices(tuple(s.loops), outside, s.innermost)]
 
 
-def _orders(s: Space) -> Iterator[tuple[str, ...]]:
+@functools.lru_cache(maxsize=1024)
+def _choices(order: tuple[str, ...], outside: tuple, innermost: frozenset[str]) -> tuple[tuple[str, ...], ...]:
+    """The first MAX_CHOICES orders `_orders` lists but `order` itself (a search asks again for
+    every nest with the same loops)."""
+    others = (p for p in _orders(order, dict(outside), innermost) if p != order)
+    return tuple(islice(others, MAX_CHOICES))
+
+
+def _orders(loops: tuple[str, ...], outside: dict, innermost: frozenset[str]) -> Iterator[tuple[str, ...]]:
     """The orders of the loops `Space.allows`, in the order `itertools.permutations` lists them,
-    built place by place: a loop is placed once the loops its bounds use are, and a loop that must
-    stay innermost only last (a prefix no order can complete is never extended)."""
-    loops = tuple(s.loops)
+    built place by place: a loop is placed once the loops its bounds use are (`outside`), and a loop
+    that must stay innermost only last (a prefix no order can complete is never extended)."""
     n = len(loops)
 
     def grow(prefix: list[str], left: list[str]) -> Iterator[tuple[str, ...]]:
@@ -78,9 +85,9 @@ def _orders(s: Space) -> Iterator[tuple[str, ...]]:
             return
         placed = set(prefix)
         for k, loop in enumerate(left):
-            if loop in s.innermost and len(prefix) < n - 1:
+            if loop in innermost and len(prefix) < n - 1:
                 continue
-            if any(u in loops and u not in placed for u in s.outside.get(loop, ())):
+            if any(u in loops and u not in placed for u in outside.get(loop, ())):
                 continue
             yield from grow([*prefix, loop], left[:k] + left[k + 1 :])
 

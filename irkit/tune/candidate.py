@@ -57,6 +57,7 @@ class Candidate:
     stage: str
     entries: tuple[Entry, ...]
     nest: Probe
+    text: str = ""  # the directives' texts joined by "; " (built one directive at a time by `extend`)
 
     @property
     def texts(self) -> list[str]:
@@ -95,7 +96,8 @@ def extend(c: Candidate, entry: Entry, stage: StageInfo | None = None) -> Candid
         nest.refused = "a loop runs outside a loop its bounds use"
     if nest.refused is not None:
         return None
-    return Candidate(c.stage, (*c.entries, entry), nest)
+    text = record.text(entry)
+    return Candidate(c.stage, (*c.entries, entry), nest, f"{c.text}; {text}" if c.entries else text)
 
 
 def space_of(c: Candidate, stage: StageInfo, lanes: int, registers: int) -> Space:

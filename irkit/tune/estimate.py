@@ -29,6 +29,7 @@ error here costs search time, not the result.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -131,18 +132,26 @@ def nest_loops(nest, stage: StageInfo) -> list[NestLoop]:
     """The nest's loops with trip counts: a loop runs over its root's range in the next outer loop of the same root."""
     out: list[NestLoop] = []
     outer_step: dict[str, int] = {}
+    extents, constant, all_marks = stage.extents, stage.constant, nest.marks
     for name, root, step in nest.loops:
-        rng = outer_step.get(root, stage.extents.get(root, 1))
-        marks = nest.marks.get(name, {})
-        vec = marks.get("vectorize")
-        out.append(
-            NestLoop(
-                name, root, step, max(1, math.ceil(rng / step)), rng,
-                int(vec) if isinstance(vec, int) and not isinstance(vec, bool) else (-1 if vec else 0),
-                int(marks.get("unroll_jam", 0) or 0), int(marks.get("unroll", 0) or 0), bool(marks.get("parallel")),
-                root in outer_step or root in stage.constant,
-            )
-        )
+        rng = outer_step.get(root)
+        fixed = rng is not None or root in constant
+        if rng is None:
+            rng = extents.get(root, 1)
+        marks = all_marks.get(name)
+        trips = max(1, -(-rng // step))
+        if not marks:
+            out.append(NestLoop(name, root, step, trips, rng, 0, 0, 0, False, fixed))
+        else:
+            vec = marks.get("vectorize")
+            out.append(
+                NestLoop(
+                    name, root, step, trips, rng,
+                    int(vec) if isinstance(vec, int) and not isinstance(vec, bool) else (-1 if vec else 0),
+                    int(marks.get("unroll_jam", 0) or 0), int(marks.get("unroll", 0) or 0), bool(marks.get("parallel")),
+                    fixed,
+                )
+            )  # fmt: skip
         outer_step[root] = step
     return out
 
@@ -199,7 +208,8 @@ def _cores(loops: list[NestLoop], m: Machine) -> tuple[int, float]:
 def _width(body: Body, loops: list[NestLoop], m: Machine, relaxed: bool) -> int:
     v = loops[-1]
     lanes = m.lanes(body.dtype_bits)
-    copies = max((math.prod(lp.jam for lp in loops if lp.jam > 1 and a.varies(lp.root)) for a in body.accesses if a.store), default=1)
+    jammed = [lp for lp in loops if lp.jam > 1]
+    copies = max((math.prod(lp.jam for lp in jammed if lp.root in a.roots) for a in body.accesses if a.store), default=1) if jammed else 1
     if v.vector:
         width = lanes if v.vector < 0 else v.vector
         explicit = v.constant and v.range % width == 0 and v.range // width <= MAX_GROUPS
@@ -251,26 +261,30 @@ def _core_seconds(body: Body, loops: list[NestLoop], stage: StageInfo, m: Machin
         does not move in the loops between the jammed loop and the innermost one (what it jams into)."""
         return any(not any(a.varies(lp.root) for lp in loops[i + 1 : -1]) for i in jam_at)
 
+    # the loops outside the innermost one that can keep a value in registers across them, innermost
+    # first (a jammed loop of a non-reduction is the register block itself, not a loop around it)
+    around = [lp for lp in reversed(loops[:-1]) if not (lp.jam > 1 and lp.root not in stage.reductions)]
     for a in body.loads_first:
-        share = math.prod(lp.jam for lp in jams if not a.varies(lp.root))  # copies that share the access
-        if not a.varies(v.root):  # hoisted out of the innermost loop: once per instance of it
+        roots = a.roots
+        # copies that share the access, and those that do not
+        share = math.prod(lp.jam for lp in jams if lp.root not in roots) if jams else 1
+        inner = v.root in roots
+        if not inner:  # hoisted out of the innermost loop: once per instance of it
             count = 1.0 / (v.range * share)
         else:
             count = (1.0 / w if a.unit(v.root) else 1.0) / share
             reuse = 1.0
-            for lp in reversed(loops[:-1]):  # kept in registers across the innermost loops it is invariant in
-                if lp.jam > 1 and lp.root not in stage.reductions:
-                    continue
-                if a.varies(lp.root):
+            for lp in around:  # kept in registers across the innermost loops it is invariant in
+                if lp.root in roots:
                     break
                 reuse *= lp.trips
                 if lp.trips > 1:
                     break
-            regs = vectors * math.prod(lp.jam for lp in jams if a.varies(lp.root))
+            regs = vectors * (math.prod(lp.jam for lp in jams if lp.root in roots) if jams else 1)
             if reuse > 1 and in_registers and (a.tensor not in stored or tile(a)) and held + regs <= m.registers - 2:
                 held += regs
                 count /= reuse
-        wide = a.varies(v.root) and a.unit(v.root) and w > 1
+        wide = inner and w > 1 and a.unit(v.root)
         nbytes = a.elem * (w if wide else 1)
         l1 += count * nbytes / m.l1(nbytes * 8)
         if a.store:
@@ -311,7 +325,6 @@ def _memory_uncached(body: Body, loops: list[NestLoop], m: Machine, packs: dict,
     accesses = _distinct(body.accesses)
     n = len(loops)
     packed_at = {t: i for t, loop in packs.items() for i, lp in enumerate(loops) if lp.name == loop}
-    spans = _spans(loops)
     # each access's (rows, lines per row) at every depth, and the trips of the loops around a depth
     # that move it, computed once and shared by the levels
     shapes: dict[float, list[list[tuple[float, float]]]] = {}
@@ -320,9 +333,7 @@ def _memory_uncached(body: Body, loops: list[NestLoop], m: Machine, packs: dict,
     for size, line, next_bw, ways, overlap in m.levels:
         table = shapes.get(line)
         if table is None:
-            table = shapes[line] = [
-                [_lines(a, spans[d], line, packed_at.get(a.tensor, n) < d) for d in range(n + 1)] for a in accesses
-            ]
+            table = shapes[line] = [_footprints(a, loops, line, packed_at.get(a.tensor, n)) for a in accesses]
         traffic = _traffic(accesses, table, moves, n, size, line, ways, packed_at, loops)
         bw = next_bw if next_bw is not m.dram_core else (m.dram_all / cores if cores > 1 else m.dram_core)
         times.append((traffic / cores / bw, overlap))
@@ -332,27 +343,16 @@ def _memory_uncached(body: Body, loops: list[NestLoop], m: Machine, packs: dict,
     return top + sum(t * (1.0 - o) for t, o in times if t is not top) * 0.5
 
 
-def _spans(loops: list[NestLoop]) -> list[dict[str, int]]:
-    """Per depth d: each root's span inside loops[d:] (the range of its outermost loop there)."""
-    out: list[dict[str, int]] = [{} for _ in range(len(loops) + 1)]
-    for d in range(len(loops) - 1, -1, -1):
-        cur = dict(out[d + 1])
-        cur[loops[d].root] = loops[d].range
-        out[d] = cur
-    return out
-
-
 def _moves(a: Access, loops: list[NestLoop]) -> list[float]:
     """Per depth d: the product of the trips of loops[:d] from the innermost one `a` varies in outward."""
     out = [1.0] * (len(loops) + 1)
-    for d in range(1, len(loops) + 1):
-        times, moved = 1.0, False
-        for lp in reversed(loops[:d]):
-            if not moved and a.varies(lp.root):
-                moved = True
-            if moved:
-                times *= lp.trips
-        out[d] = times
+    prefix = 1  # trips of loops[:d + 1], exact in integers
+    moved = 1.0
+    for d, lp in enumerate(loops):
+        prefix *= lp.trips
+        if a.varies(lp.root):
+            moved = float(prefix)
+        out[d + 1] = moved
     return out
 
 
@@ -367,26 +367,41 @@ def _distinct(accesses: tuple[Access, ...]) -> list[Access]:
     return list(seen.values())
 
 
-def _lines(a: Access, spans: dict[str, int], line: float, contiguous: bool) -> tuple[float, float]:
-    """(rows, lines per row) of `a` over the given spans of the roots; a packed copy is one row."""
+def _footprints(a: Access, loops: list[NestLoop], line: float, packed: int) -> list[tuple[float, float]]:
+    """Per depth d: (rows, lines per row) of `a` over the loops[d:], each root spanning the range of
+    its outermost loop there; a packed copy (d > `packed`) is one row.  Built from the innermost
+    depth outward, one loop's span at a time."""
+    n = len(loops)
     dims, inner = a.abs_coeffs, a.inner_dim
     if not dims:
-        return 1.0, 1.0
-    rows = 1
-    inner_extent = 1
-    for i, dim in enumerate(dims):
-        extent = 1
-        for r, k in dim:
-            span = spans.get(r)
-            if span is not None:
-                extent += k * (span - 1)
-        if i == inner:
-            inner_extent = extent
+        return [(1.0, 1.0)] * (n + 1)
+    extent = [1] * len(dims)  # per dim: 1 + sum of |k| * (span - 1) over its roots
+    others = [i for i in range(len(dims)) if i != inner]
+    span: dict[str, int] = {}
+    out: list[tuple[float, float]] = [(1.0, 1.0)] * (n + 1)
+    rows, per_row = 1, 1.0
+    changed = True
+    for d in range(n, -1, -1):
+        if d < n:
+            lp = loops[d]
+            hits = a.dims_of.get(lp.root)
+            if hits:
+                delta = lp.range - span.get(lp.root, 1)
+                span[lp.root] = lp.range
+                for i, k in hits:
+                    extent[i] += k * delta
+                changed = changed or delta != 0
+        if changed:
+            rows = 1
+            for i in others:
+                rows *= extent[i]
+            per_row = math.ceil(extent[inner] * a.elem / line)
+            changed = False
+        if packed < d:
+            out[d] = (1.0, math.ceil(rows * extent[inner] * a.elem / line))
         else:
-            rows *= extent
-    if contiguous:
-        return 1.0, math.ceil(rows * inner_extent * a.elem / line)
-    return float(rows), math.ceil(inner_extent * a.elem / line)
+            out[d] = (float(rows), per_row)
+    return out
 
 
 def _traffic(accesses, table, moves, n: int, size: float, line: float, ways: int, packed_at: dict, loops) -> float:
@@ -426,7 +441,11 @@ def _starts(a: Access, line: float, sets: int) -> int:
     apart start in sets / gcd(stride in lines, sets) of them.  When an access's lines outnumber
     what the sets its rows cover hold, a power-of-two row stride has folded its working set onto
     them, and it needs the cache as if it had all the sets to itself (`_traffic`)."""
-    stride = a.row_stride()
+    return _row_starts(a.row_stride(), line, sets)
+
+
+@functools.lru_cache(maxsize=4096)
+def _row_starts(stride: int, line: float, sets: int) -> int:
     if stride <= 0:
         return 0
     return max(1, sets // math.gcd(max(1, int(stride // line)), sets))

@@ -17,6 +17,7 @@ sampled, seeded by the seed, the step and the state's rank.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import random
 import time
@@ -88,7 +89,7 @@ def beam_search(
     before = stats.seconds  # the stages searched before this one, whose candidates `stats` counts too
     root = start(info, reads)
     s, secs = score(root, kernels, m)
-    seen = {root.key()}
+    seen = {_digest(root.key())}
     beam = [Scored(s, "", root, secs)]
     seeds = [
         *register_blocks(root, info, lanes, m.registers, m.cores),
@@ -96,11 +97,11 @@ def beam_search(
         *cache_tiles(root, info, m.cores),
     ]
     for seed_c in seeds:
-        if seed_c.key() not in seen:
-            seen.add(seed_c.key())
+        if _digest(seed_c.key()) not in seen:
+            seen.add(_digest(seed_c.key()))
             sc, secs = score(seed_c, kernels, m)
             stats.evaluated += 1
-            beam.append(Scored(sc, "; ".join(seed_c.texts), seed_c, secs))
+            beam.append(Scored(sc, seed_c.text, seed_c, secs))
     beam.sort()
     best: list[Scored] = list(beam)
     _CONTEXT.update(kernels=kernels, machine=m, info=info, lanes=lanes)
@@ -110,20 +111,20 @@ def beam_search(
         for step in range(depth):
             quota = max(1, max_expansions // max(1, len(beam)))
             items = [(i, b.candidate) for i, b in enumerate(beam)]
-            jobs = [(seed, step, quota, items[w :: max(1, workers)]) for w in range(max(1, workers))]
+            jobs = [(seed, step, quota, chunk) for chunk in _chunks(items, workers)]
             results = list(pool.map(_expand, jobs)) if pool is not None else [_expand(j) for j in jobs]
             rows = sorted(row for found, _ in results for row in found)
             stats.refused += sum(refused for _, refused in results)
             grown: list[Scored] = []
-            for sc, text, bi, ei, key, secs in rows:
+            for sc, text, bi, _, key, secs, entry in rows:
                 if key in seen:
                     continue
                 seen.add(key)
                 stats.evaluated += 1
-                grown.append(Scored(sc, text, _Pending(bi, ei), secs))  # type: ignore[arg-type]
+                grown.append(Scored(sc, text, _Pending(bi, entry), secs))  # type: ignore[arg-type]
             if not grown:
                 break
-            chosen = _diverse_pending(grown, width, beam, info, seed, step, quota)
+            chosen = _diverse_pending(grown, width, beam, info)
             best = sorted(best + chosen[: keep * 2])[: keep * 4]
             beam = chosen
             stats.seconds = before + time.perf_counter() - t0
@@ -148,10 +149,19 @@ _SCORED: dict[tuple, tuple[float, tuple[float, ...]]] = {}
 
 @dataclass(frozen=True)
 class _Pending:
-    """An expansion scored but not rebuilt: beam state `beam` extended by its `entry`-th offer."""
+    """An expansion scored but not rebuilt: beam state `beam` extended by `entry`."""
 
     beam: int
-    entry: int
+    entry: dict
+
+
+def _chunks(items: list, workers: int) -> list[list]:
+    """The beam states in chunks for the workers: four a worker, interleaved so each holds states of
+    every rank (the offers of a state vary in number and cost; a worker done early takes another)."""
+    if workers <= 1:
+        return [items]
+    n = min(len(items), workers * 4)
+    return [items[w::n] for w in range(n)]
 
 
 def _pool(workers: int):
@@ -165,6 +175,12 @@ def _pool(workers: int):
     return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"))
 
 
+def _digest(key: tuple) -> bytes:
+    """A nest's key in 16 bytes, the same in every worker: what the workers send back to tell nests
+    apart (the keys themselves made most of the bytes, and unpickling them was serial work)."""
+    return hashlib.blake2b(repr(key).encode(), digest_size=16).digest()
+
+
 def _offers(c: Candidate, info, lanes: int, registers: int, seed: int, step: int, rank: int, quota: int) -> list:
     entries = next_entries(c, info, lanes, registers)
     if len(entries) > quota:
@@ -173,7 +189,8 @@ def _offers(c: Candidate, info, lanes: int, registers: int, seed: int, step: int
 
 
 def _expand(job) -> tuple[list[tuple], int]:
-    """Score the offers of some beam states: rows (score, text, state, offer, key, seconds), refusals."""
+    """Score the offers of some beam states: rows (score, text, state, offer's index, key, seconds,
+    offer), refusals."""
     seed, step, quota, items = job
     kernels, m, info, lanes = (_CONTEXT[k] for k in ("kernels", "machine", "info", "lanes"))
     rows, refused = [], 0
@@ -192,21 +209,16 @@ def _expand(job) -> tuple[list[tuple], int]:
             if got is None:
                 got = _SCORED[key] = score(c, kernels, m)
             sc, secs = got
-            rows.append((sc, "; ".join(c.texts), rank, i, key, secs))
+            rows.append((sc, c.text, rank, i, _digest(key), secs, e))
     return rows, refused
 
 
-def _diverse_pending(grown: list[Scored], n: int, beam: list[Scored], info, seed: int, step: int, quota: int) -> list[Scored]:
+def _diverse_pending(grown: list[Scored], n: int, beam: list[Scored], info) -> list[Scored]:
     """`_diverse` over the best scored expansions, rebuilt from their beam states and offers."""
-    m, lanes = _CONTEXT["machine"], _CONTEXT["lanes"]
-    offers: dict[int, list] = {}
     out: list[Scored] = []
     for g in grown[: n * 4]:
         p: _Pending = g.candidate  # type: ignore[assignment]
-        base = beam[p.beam].candidate
-        if p.beam not in offers:
-            offers[p.beam] = _offers(base, info, lanes, m.registers, seed, step, p.beam, quota)
-        c = extend(base, offers[p.beam][p.entry], info)
+        c = extend(beam[p.beam].candidate, p.entry, info)
         if c is not None:
             out.append(Scored(g.score, g.text, c, g.seconds))
     # at most half the beam for nests only packs and placements may still follow (after unroll_jam or

@@ -40,11 +40,18 @@ class Access:
     # `coeffs` and `order`: the screening model's footprints read them for every candidate)
     abs_coeffs: tuple[tuple[tuple[str, int], ...], ...] = field(default=(), compare=False)
     inner_dim: int = field(default=0, compare=False)
+    # per stage loop: the (dim, |coefficient|) pairs it appears in (`abs_coeffs` by loop)
+    dims_of: Mapping[str, tuple[tuple[int, int], ...]] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "roots", frozenset(loop for dim in self.coeffs for loop, _ in dim))
         object.__setattr__(self, "abs_coeffs", tuple(tuple((r, abs(k)) for r, k in dim) for dim in self.coeffs))
         object.__setattr__(self, "inner_dim", self.order[-1] if self.order else len(self.coeffs) - 1)
+        dims_of: dict[str, list[tuple[int, int]]] = {}
+        for i, dim in enumerate(self.abs_coeffs):
+            for r, k in dim:
+                dims_of.setdefault(r, []).append((i, k))
+        object.__setattr__(self, "dims_of", {r: tuple(v) for r, v in dims_of.items()})
         inner = self.order[-1] if self.order else 0
         strided = {loop for d, dim in enumerate(self.coeffs) for loop, k in dim if d != inner or abs(k) != 1}
         object.__setattr__(self, "strided", frozenset(strided))

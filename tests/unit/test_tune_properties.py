@@ -178,3 +178,57 @@ def test_every_candidate_of_the_search_on_an_example_passes_the_checker(example)
         scored = beam_search(stage, [kernel], kernel.reads.get(stage, ()), machine, width=6, depth=5, keep=5, seed=1)
         for s in scored:
             assert document_errors(replace_schedules(text, {stage: s.candidate.texts})) == [], f"{stage}: {s.text}"
+
+
+@PROPERTY
+@given(text=documents(), seed=st.integers(0, 2**16))
+def test_worker_processes_find_what_one_process_finds(text, seed):
+    """The workers score chunks of the beam and send back digests of the nests, not the nests: the
+    merged result is still the one-process search's, order and scores included."""
+    kernel = read_kernel(text, "random.design", {})
+    module, _ = build_design(text, "random.design")
+    machine = Machine.of(hardware_of_module(module, "random.design"))
+    for stage in kernel.stages:
+        runs = [
+            beam_search(stage, [kernel], kernel.reads.get(stage, ()), machine, width=6, depth=4, keep=6, seed=seed, workers=w)
+            for w in (1, 2)
+        ]
+        assert [(s.text, s.score) for s in runs[0]] == [(s.text, s.score) for s in runs[1]]
+
+
+def _footprints_directly(a, loops, line: float, packed: int) -> list[tuple[float, float]]:
+    """The footprints by their definition, each depth on its own: every root spans the range of its
+    outermost loop in loops[d:]."""
+    out = []
+    for d in range(len(loops) + 1):
+        spans = {}
+        for lp in reversed(loops[d:]):
+            spans[lp.root] = lp.range
+        extents = [1 + sum(k * (spans[r] - 1) for r, k in dim if r in spans) for dim in a.abs_coeffs]
+        inner = extents[a.inner_dim]
+        rows = 1
+        for i, e in enumerate(extents):
+            rows *= e if i != a.inner_dim else 1
+        if packed < d:
+            out.append((1.0, -(-rows * inner * a.elem // int(line))))
+        else:
+            out.append((float(rows), -(-inner * a.elem // int(line))))
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data())
+def test_footprints_built_outward_are_the_footprints_of_each_depth(data):
+    from irkit.tune.estimate import NestLoop, _footprints
+    from irkit.tune.stages import Access
+
+    roots = ["i", "j", "k"]
+    dims = data.draw(st.lists(st.lists(st.tuples(st.sampled_from(roots), st.integers(-2, 3)), max_size=2), min_size=1, max_size=3))
+    order = tuple(data.draw(st.permutations(range(len(dims)))))
+    a = Access("A", data.draw(st.booleans()), data.draw(st.sampled_from([4, 8])), tuple(tuple(d) for d in dims), order, (64,) * len(dims))
+    loops = [
+        NestLoop(f"l{n}", data.draw(st.sampled_from(roots)), 1, 1, data.draw(st.integers(1, 300)), 0, 0, 0, False)
+        for n in range(data.draw(st.integers(0, 6)))
+    ]
+    packed = data.draw(st.integers(0, len(loops)))
+    assert _footprints(a, loops, 64.0, packed) == _footprints_directly(a, loops, 64.0, packed)
