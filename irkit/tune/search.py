@@ -189,8 +189,8 @@ def _offers(c: Candidate, info, lanes: int, registers: int, seed: int, step: int
 
 
 def _expand(job) -> tuple[list[tuple], int]:
-    """Score the offers of some beam states: rows (score, text, state, offer's index, key, seconds,
-    offer), refusals."""
+    """Score the offers of some beam states: rows (score, text, state, offer's index, the nest's
+    `_digest`, seconds, offer), refusals."""
     seed, step, quota, items = job
     kernels, m, info, lanes = (_CONTEXT[k] for k in ("kernels", "machine", "info", "lanes"))
     rows, refused = [], 0
