@@ -161,12 +161,16 @@ def stage_seconds(stage: StageInfo, nest, m: Machine, relaxed: bool = True) -> f
     return sum(body_seconds(b, [lp for lp in loops if lp.root in b.roots], stage, m, nest.packs, relaxed) for b in stage.bodies)
 
 
-_BODIES: dict[tuple, float] = {}  # (body, machine, nest) -> seconds: a beam meets the same nests again
+# (body, machine, nest) -> seconds, for stages of several bodies: candidates that differ in the loops
+# of one body only price the others again (a stage of one body is memoised whole by the search)
+_BODIES: dict[tuple, float] = {}
 
 
 def body_seconds(body: Body, loops: list[NestLoop], stage: StageInfo, m: Machine, packs: dict, relaxed: bool) -> float:
     if not loops:
         return 0.0
+    if len(stage.bodies) < 2:
+        return _body_uncached(body, loops, stage, m, packs, relaxed)
     key = (id(body), id(m), relaxed, tuple(loops), tuple(sorted(packs.items())))
     got = _BODIES.get(key)
     if got is None:
