@@ -244,7 +244,7 @@ def _core_seconds(body: Body, loops: list[NestLoop], stage: StageInfo, m: Machin
     if math.prod(lp.jam for lp in jams) > m.registers:
         return math.inf  # more jammed copies than registers: spills and a body gcc will not schedule
     fp = points * body.flops / m.flops(body.dtype_bits, w) if body.flops else 0.0
-    ops = dict(body.ops)
+    ops = body.op_table
     fp += points * ops.get("div", 0) / (m.div_rate[body.dtype_bits] * (w / m.lanes(body.dtype_bits)))
     fp += points * (ops.get("exp", 0) + ops.get("exp_libm", 0) * 4) / (m.exp_rate[body.dtype_bits] * (w / m.lanes(body.dtype_bits)))
     loads = stores = 0.0
@@ -258,7 +258,7 @@ def _core_seconds(body: Body, loops: list[NestLoop], stage: StageInfo, m: Machin
         (v.vector != 0 and v.range % max(w, 1) == 0 and v.range // max(w, 1) <= MAX_GROUPS)
         or (w == 1 and v.range <= SHORT_LOOP)
     )
-    stored = {a.tensor for a in body.accesses if a.store}  # an accumulator's load goes with its store
+    stored = body.stored  # an accumulator's load goes with its store
 
     def tile(a) -> bool:
         """unroll_jam makes the register tile (`loop.local`) a stored value stays in, when the value
@@ -295,7 +295,7 @@ def _core_seconds(body: Body, loops: list[NestLoop], stage: StageInfo, m: Machin
             stores += count
         else:
             loads += count
-    fp_instr = sum(n for _, n in body.ops) / w
+    fp_instr = body.op_total / w
     mem = points * l1
     front = points * (loads + stores + fp_instr + LOOP_CYCLES / (w * math.prod(lp.jam for lp in jams) * max(1, v.unroll))) / ISSUE_WIDTH / m.frequency
     chain = 0.0

@@ -83,10 +83,28 @@ class Body:
     @property
     def loads_first(self) -> tuple[Access, ...]:
         """The accesses, loads before stores (stores get registers last)."""
-        got = self.__dict__.get("_loads_first")
+        return self._once("_loads_first", lambda: tuple(sorted(self.accesses, key=lambda a: a.store)))
+
+    @property
+    def op_table(self) -> dict[str, int]:
+        """`ops` as a table (the screening model looks kinds up for every candidate)."""
+        return self._once("_op_table", lambda: dict(self.ops))
+
+    @property
+    def op_total(self) -> int:
+        return self._once("_op_total", lambda: sum(n for _, n in self.ops))
+
+    @property
+    def stored(self) -> frozenset[str]:
+        """The tensors it stores to."""
+        return self._once("_stored", lambda: frozenset(a.tensor for a in self.accesses if a.store))
+
+    def _once(self, name: str, make):
+        """A value derived from the fields, computed on first use and kept (the body is frozen)."""
+        got = self.__dict__.get(name)
         if got is None:
-            got = tuple(sorted(self.accesses, key=lambda a: a.store))
-            object.__setattr__(self, "_loads_first", got)
+            got = make()
+            object.__setattr__(self, name, got)
         return got
 
 
