@@ -285,3 +285,29 @@ def test_tune_quick_softmax(tmp_path):
     assert all(p["check"]["ok"] for p in row["peers"]), row["peers"]
     assert {t["what"] for t in row["targets"]} == {">= 5x numpy (max-subtracted)", ">= 0.95x hand schedule"}
     assert "## Targets:" in md.read_text() and "quick mode" in md.read_text()
+
+
+def test_search_rate_counts_the_same_candidates_every_run_and_replaces_its_section(tmp_path):
+    from bench import search_rate
+
+    kernels = {"rowsum": (ROOT / "examples" / "rowsum.design", {"M": 64, "N": 128})}
+    rows = search_rate.measure(kernels, None, 2, width=8, depth=3, workers=1)
+    assert len(rows) == 1 and rows[0]["candidates"] > 1
+    assert rows[0]["low"] <= rows[0]["rate"] <= rows[0]["high"]
+    text = search_rate.table(rows, 2, 1, "a test machine")
+    assert "| rowsum | M=64, N=128 |" in text
+    out = tmp_path / "BENCHMARKS.md"
+    out.write_text(f"# before\n\n{search_rate.BEGIN}\nold\n{search_rate.END}\n\n# after\n")
+    search_rate.replace_section(out, text)
+    written = out.read_text()
+    assert "old" not in written and written.startswith("# before") and written.rstrip().endswith("# after")
+    assert written.count(search_rate.BEGIN) == 1
+
+
+def test_search_rate_refuses_an_unknown_kernel(capsys):
+    from bench import search_rate
+
+    with pytest.raises(SystemExit) as e:
+        search_rate.main(["--only", "gemm,nosuch"])
+    assert e.value.code == 2
+    assert "unknown kernel(s) nosuch" in capsys.readouterr().err
