@@ -84,13 +84,9 @@ def main(argv: list[str] | None = None) -> int:
     rows = measure(args.count, 5)
     text = table(rows, args.count)
     print(text)
-    out = Path(args.out)
-    old = out.read_text() if out.is_file() else ""
-    if BEGIN in old and END in old:
-        new = old[: old.index(BEGIN)] + text + old[old.index(END) + len(END) :]
-    else:
-        new = old.rstrip("\n") + "\n\n" + text + "\n"
-    out.write_text(new)
+    from bench.report import replace_section
+
+    replace_section(Path(args.out), text, BEGIN, END)
     return 0
 
 

@@ -209,3 +209,14 @@ def write_reports(results: dict, md_path: Path, json_path: Path) -> None:
     md_path.write_text(markdown(results) + kept_sections(md_path))
     json_path.parent.mkdir(parents=True, exist_ok=True)
     json_path.write_text(json.dumps(results, indent=1, default=str) + "\n")
+
+
+def replace_section(md_path: Path, text: str, begin: str, end: str) -> None:
+    """Replace the section of `md_path` between the markers `begin` and `end` by `text` (which holds
+    them), or append it; the rest of the file is left as it is."""
+    old = md_path.read_text() if md_path.is_file() else ""
+    if begin in old and end in old:
+        new = old[: old.index(begin)] + text + old[old.index(end) + len(end) :]
+    else:
+        new = old.rstrip("\n") + ("\n\n" if old else "") + text + "\n"
+    md_path.write_text(new)

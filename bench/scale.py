@@ -237,12 +237,9 @@ def section(results: dict) -> str:
 
 def write_section(text: str, md_path: Path) -> None:
     """Replace the scale section of `md_path` (or append it), leaving the rest as it is."""
-    old = md_path.read_text() if md_path.is_file() else ""
-    if BEGIN in old and END in old:
-        new = old[: old.index(BEGIN)] + text + old[old.index(END) + len(END) :]
-    else:
-        new = old.rstrip("\n") + ("\n\n" if old else "") + text + "\n"
-    md_path.write_text(new)
+    from bench.report import replace_section
+
+    replace_section(md_path, text, BEGIN, END)
 
 
 def machine() -> dict:

@@ -103,17 +103,9 @@ def table(rows: list[dict], repeat: int, workers: int, machine: str, command: st
     return "\n".join(lines)
 
 
-def replace_section(out: Path, text: str) -> None:
-    old = out.read_text() if out.is_file() else ""
-    if BEGIN in old and END in old:
-        new = old[: old.index(BEGIN)] + text + old[old.index(END) + len(END) :]
-    else:
-        new = old.rstrip("\n") + "\n\n" + text + "\n"
-    out.write_text(new)
-
-
 def main(argv: list[str] | None = None) -> int:
     from bench.model_speed import machine
+    from bench.report import replace_section
     from irkit.tune.tuner import WORKERS
 
     p = argparse.ArgumentParser(prog="python -m bench.search_rate", description=__doc__.splitlines()[0])
@@ -131,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     command = " ".join(["python -m bench.search_rate", *(argv if argv is not None else sys.argv[1:])])
     text = table(rows, args.repeat, WORKERS, machine(), command)
     print(text)
-    replace_section(Path(args.out), text)
+    replace_section(Path(args.out), text, BEGIN, END)
     return 0
 
 

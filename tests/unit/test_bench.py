@@ -298,7 +298,7 @@ def test_search_rate_counts_the_same_candidates_every_run_and_replaces_its_secti
     assert "| rowsum | M=64, N=128 |" in text
     out = tmp_path / "BENCHMARKS.md"
     out.write_text(f"# before\n\n{search_rate.BEGIN}\nold\n{search_rate.END}\n\n# after\n")
-    search_rate.replace_section(out, text)
+    report.replace_section(out, text, search_rate.BEGIN, search_rate.END)
     written = out.read_text()
     assert "old" not in written and written.startswith("# before") and written.rstrip().endswith("# after")
     assert written.count(search_rate.BEGIN) == 1
