@@ -116,7 +116,7 @@ def check_final(nest: Nest) -> None:
         if loop in names and names[-1] != loop:
             nest.error(
                 f"vectorize '{loop}': only the innermost loop can be vectorized, and the innermost loop of "
-                f"'{nest.stage}' is '{nest.names[-1]}' (order: {', '.join(nest.names)}); reorder first",
+                f"'{nest.stage}' is '{names[-1]}' (order: {', '.join(names)}); reorder first",
                 op,
                 loop,
             )

@@ -52,8 +52,7 @@ def replay(nest, e: Entry, at: object) -> None:
     if len(set(names)) != len(names):
         nest.error(f"reorder names a loop twice: {', '.join(names)}", at)
         return
-    present = {loop[0] for loop in nest.loops}
-    if all(v in present for v in names) or all(nest.require(v, at) for v in names):
+    if all(nest.require(v, at) for v in names):
         nest.reorder(names)
         nest.locs["reorder"] = e.get("loc")
         nest.check_order(text(e), at)

@@ -29,7 +29,6 @@ error here costs search time, not the result.
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -445,11 +444,7 @@ def _starts(a: Access, line: float, sets: int) -> int:
     apart start in sets / gcd(stride in lines, sets) of them.  When an access's lines outnumber
     what the sets its rows cover hold, a power-of-two row stride has folded its working set onto
     them, and it needs the cache as if it had all the sets to itself (`_traffic`)."""
-    return _row_starts(a.row_stride(), line, sets)
-
-
-@functools.lru_cache(maxsize=4096)
-def _row_starts(stride: int, line: float, sets: int) -> int:
+    stride = a.row_stride()
     if stride <= 0:
         return 0
     return max(1, sets // math.gcd(max(1, int(stride // line)), sets))

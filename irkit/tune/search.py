@@ -97,8 +97,9 @@ def beam_search(
         *cache_tiles(root, info, m.cores),
     ]
     for seed_c in seeds:
-        if _digest(seed_c.key()) not in seen:
-            seen.add(_digest(seed_c.key()))
+        digest = _digest(seed_c.key())
+        if digest not in seen:
+            seen.add(digest)
             sc, secs = score(seed_c, kernels, m)
             stats.evaluated += 1
             beam.append(Scored(sc, seed_c.text, seed_c, secs))
