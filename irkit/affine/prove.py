@@ -80,11 +80,19 @@ class Ranges:
         k = form.terms[v]
         rest = form.without(v)
         loop = self.loop_of[v]
-        bounds = lower_terms(loop) if (k > 0) == low else [u - 1 for u in upper_terms(loop)]
+        bounds = self.first(loop) if (k > 0) == low else self.last(loop)
         out: list[Lin] = []
         for b in bounds:
             out.extend(self._extreme(rest + b.scale(k), low))
         return self._limit(_dedupe(out, low))
+
+    def first(self, loop: lp.ForOp) -> list[Lin]:
+        """Terms whose maximum is the loop's first value."""
+        return lower_terms(loop)
+
+    def last(self, loop: lp.ForOp) -> list[Lin]:
+        """Terms whose minimum is at least the loop's last value: one below each upper bound."""
+        return [u - 1 for u in upper_terms(loop)]
 
     def _div(self, atom: Div, low: bool) -> list[Lin]:
         if atom.kind == "mod":

@@ -22,6 +22,12 @@ def _check_design() -> type[ModulePass]:
     return CheckDesignPass
 
 
+def _check_bounds() -> type[ModulePass]:
+    from irkit.passes.check_bounds import CheckBoundsPass
+
+    return CheckBoundsPass
+
+
 def _lower_design() -> type[ModulePass]:
     from irkit.passes.lower_design import LowerDesignPass
 
@@ -94,6 +100,7 @@ def _schedule_pass(module: str, cls: str) -> Callable[[], type[ModulePass]]:
 IRKIT_PASSES: dict[str, Callable[[], type[ModulePass]]] = registry.PASSES
 IRKIT_PASSES |= {
     "check-design": _check_design,
+    "check-bounds": _check_bounds,
     "lower-design": _lower_design,
     "generalize-tensorop": _generalize_tensorop,
     "lower-tensorop": _lower_tensorop,

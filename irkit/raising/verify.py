@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
 from xdsl.ir import Operation
 
 from irkit.diagnostics import Diagnostic, DiagnosticError, at_op
@@ -72,7 +72,26 @@ def _kernel(module: ModuleOp) -> func.FuncOp:
 
 
 def compare_modules(design_module: ModuleOp, loop_module: ModuleOp) -> list[Diagnostic]:
-    """Diagnostics, located in the document, for every way `loop_module` departs from it."""
+    """Diagnostics, located in the document, for every way `loop_module` departs from it: what
+    the IR verifiers and the bounds proof find (`irkit.checks.loop_ir`), then the differences
+    raising finds.  Where the proofs found something, raising's "cannot raise ..." adds nothing
+    and is left out: a corrupted nest often cannot be raised."""
+    from irkit.checks.loop_ir import loop_ir_errors
+
+    proved = loop_ir_errors(loop_module, _statement_finder(design_module))
+    try:
+        found = _raised_differences(design_module, loop_module)
+    except Exception:
+        if not proved:
+            raise
+        return proved  # IR the verifiers refuse may be past what raising can read
+    if proved:
+        return _merged(proved, [d for d in found if "cannot raise" not in d.message])
+    return found
+
+
+def _raised_differences(design_module: ModuleOp, loop_module: ModuleOp) -> list[Diagnostic]:
+    """Raise the loops and compare with the document; then check each fused tile's coverage."""
     from irkit.raising.loop_reader import RaiseError
 
     doc = document_tensorop(design_module)
@@ -88,6 +107,28 @@ def compare_modules(design_module: ModuleOp, loop_module: ModuleOp) -> list[Diag
     except RaiseError as err:
         return [_raise_diagnostic(err, design_module)]
     return []
+
+
+def _merged(first: list[Diagnostic], more: list[Diagnostic]) -> list[Diagnostic]:
+    """`first`, then those of `more` at a place and with a message not already there."""
+    seen = {(d.file, d.line, d.col, d.message) for d in first}
+    return first + [d for d in more if (d.file, d.line, d.col, d.message) not in seen]
+
+
+def _statement_finder(design_module: ModuleOp):
+    """stage name -> (file, line, col) of its statement in the document, or None."""
+    design = _design(design_module)
+
+    def statement_of(stage: str) -> tuple[str, int, int] | None:
+        if design is None:
+            return None
+        target = _target_op(design, Difference(stage, "computation", ""))
+        loc = target.location if target is not None else None
+        if isinstance(loc, FileLineColLoc):
+            return loc.filename.data, loc.line.data, loc.column.data
+        return None
+
+    return statement_of
 
 
 def tile_coverage(loop_module: ModuleOp) -> None:

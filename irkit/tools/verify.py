@@ -14,7 +14,7 @@ import json
 import sys
 from pathlib import Path
 
-from irkit.diagnostics import DiagnosticError, SourceManager, render_text, to_json
+from irkit.diagnostics import Diagnostic, DiagnosticError, SourceManager, render_text, to_json
 
 EXIT_OK, EXIT_INPUT = 0, 1
 
@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     text, name = read_input(args.file)  # '-' is stdin
     design = parse_design(text, name)
     loops = _read_loops(args.loops) if args.loops else lowered_loops(design)
-    diags = compare_modules(design, loops)
+    diags = [_in_document(diag, name) for diag in compare_modules(design, loops)]
     if args.json:
         sources = SourceManager()
         sources.add(name, text)
@@ -57,11 +57,21 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _in_document(diag: Diagnostic, name: str) -> Diagnostic:
+    """The diagnostic (and its notes) pointing at `name` where the loop IR names the same document
+    by another path (`origin = "examples/gemm.design:30:5"` written from another directory), so
+    the excerpts show."""
+    if diag.file != name and Path(diag.file).name == Path(name).name:
+        diag.file = name
+    for note in diag.notes:
+        _in_document(note, name)
+    return diag
+
+
 def _read_loops(path: str):
     from xdsl.parser import Parser
     from xdsl.utils.exceptions import ParseError
 
-    from irkit.diagnostics import Diagnostic
     from irkit.tools.opt import make_full_context
 
     try:

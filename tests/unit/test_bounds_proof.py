@@ -1,0 +1,266 @@
+"""The bounds proof of loop IR (`irkit.checks.bounds`, the `check-bounds` pass, `irkit verify`).
+
+- no false alarm: the loops irkit generates for every example and benchmark
+  document, and for every candidate schedule the tuner's search proposes on
+  the examples (tiles, tails, packs, register blocks), are proved;
+- soundness (hypothesis): on random split nests with or without their tail
+  clause, random offsets and strides, and sizes assumed divisible or not,
+  whatever the proof accepts runs inside its buffers at every size from 1 to
+  40, enumerated iteration by iteration;
+- the bound of a division the proof uses (`q * (x floordiv q) >= x - q + 1`, ...)
+  is a bound at every value;
+- corruptions of generated loops (a lost tail clause, a register block one
+  row too long, a pack one element too small) are errors at the directive
+  that made the loop, naming the index and how far it can reach.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import given, note, settings
+from hypothesis import strategies as st
+from xdsl.dialects import func
+from xdsl.dialects.builtin import IndexType, ModuleOp
+from xdsl.parser import Parser
+
+from irkit.affine.bounds import access_forms, lower_terms, upper_terms
+from irkit.affine.linear import Div, Lin
+from irkit.checks.bounds import _without_div, buffer_extents, check_bounds
+from irkit.dialects import loop as lp
+from irkit.frontend import parse_design
+from irkit.raising.verify import lowered_loops
+from irkit.tools.opt import make_full_context
+
+ROOT = Path(__file__).parents[2]
+DOCUMENTS = sorted((ROOT / "examples").glob("*.design")) + sorted((ROOT / "bench" / "documents").glob("*.design"))
+
+
+def parse(text: str) -> ModuleOp:
+    return Parser(make_full_context(), text, "k.mlir").parse_module()
+
+
+def loops_of(path: Path, text: str | None = None) -> ModuleOp:
+    return lowered_loops(parse_design(text if text is not None else path.read_text(), str(path)))
+
+
+# ---- no false alarm -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", DOCUMENTS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_the_loops_irkit_generates_are_proved_inside_their_buffers(path):
+    assert [d.message for d in check_bounds(loops_of(path))] == []
+
+
+SEARCHED = {
+    "gemm": {"M": 16, "N": 16, "K": 16},
+    "conv2d": {"N": 1, "C": 4, "F": 4, "H": 8, "W": 8},
+    "blur": {"H": 16, "W": 16},
+    "softmax": {"M": 8, "N": 16},
+    "batch_matmul": {"NB": 2, "M": 8, "N": 8, "K": 8},
+}
+
+
+@pytest.mark.parametrize("example", sorted(SEARCHED))
+def test_every_schedule_the_search_proposes_is_proved(example):
+    """The tuner's candidates are legal schedules of every kind the records offer: none may be a false alarm."""
+    from irkit.frontend import build_design
+    from irkit.perf.hardware import hardware_of_module
+    from irkit.tune.estimate import Machine
+    from irkit.tune.search import beam_search
+    from irkit.tune.stages import read_kernel
+    from irkit.validate.suite import replace_schedules
+
+    path = ROOT / "examples" / f"{example}.design"
+    text = path.read_text()
+    kernel = read_kernel(text, str(path), SEARCHED[example])
+    module, _ = build_design(text, str(path))
+    machine = Machine.of(hardware_of_module(module, str(path)))
+    checked = 0
+    for stage in kernel.stages:
+        scored = beam_search(stage, [kernel], kernel.reads.get(stage, ()), machine, width=8, depth=8, keep=16, seed=3)
+        for s in scored:
+            document = replace_schedules(text, {stage: s.candidate.texts})
+            found = check_bounds(loops_of(path, document))
+            assert [d.message for d in found] == [], f"{stage}: {s.text}"
+            checked += 1
+    assert checked >= len(kernel.stages)
+
+
+# ---- soundness against enumeration ---------------------------------------------------------
+
+
+def out_of_bounds(kernel: func.FuncOp, sizes: dict[str, int]) -> list[str]:
+    """Every access outside its buffer when the kernel runs at `sizes`, found by running its loops."""
+    env: dict = {}
+    for arg, attrs in zip(kernel.body.block.args, kernel.arg_attrs.data):  # type: ignore[union-attr]
+        if isinstance(arg.type, IndexType):
+            env[arg] = sizes[attrs.data["irkit.name"].data]  # type: ignore[attr-defined]
+    extents = buffer_extents(kernel)
+    found: list[str] = []
+
+    def run(block) -> None:
+        for op in block.ops:
+            if isinstance(op, lp.ForOp):
+                lo = max(t.evaluate(env) for t in lower_terms(op))
+                hi = min(t.evaluate(env) for t in upper_terms(op))
+                for v in range(lo, hi, op.step_value):
+                    env[op.induction_var] = v
+                    run(op.body.block)
+            elif isinstance(op, lp.LoadOp | lp.StoreOp):
+                at = [f.evaluate(env) for f in access_forms(op)]
+                shape = [e.evaluate(env) for e in extents[op.memref]]
+                if any(not 0 <= i < n for i, n in zip(at, shape)):
+                    found.append(f"{op.name} at {at} of {shape}")
+
+    run(kernel.body.block)
+    return found
+
+
+@st.composite
+def split_nests(draw) -> tuple[str, int | None]:
+    """A split of N by F, the inner loop's bound `io + W` with or without its `N` clause, reading
+    x[a * ii + c] from x of N + h elements (and writing y[ii]); sometimes N assumed a multiple of D."""
+    f = draw(st.sampled_from([2, 3, 4, 8]))
+    w = f + draw(st.sampled_from([-1, 0, 0, 0, 1]))
+    tail = draw(st.booleans())
+    a = draw(st.sampled_from([1, 1, 2]))
+    c = draw(st.integers(-1, 3))
+    h = draw(st.integers(0, 4))
+    divisor = draw(st.sampled_from([None, None, f, 2 * f, 2]))
+    upper = f"affine_map<(d0, d1) -> ((d0 + {w}), d1)>(%io, %N)" if tail else f"affine_map<(d0) -> ((d0 + {w}))>(%io)"
+    assume = (
+        ""
+        if divisor is None
+        else (f" attributes {{irkit.assume = {{divisible = {{N = {divisor} : i64}}, aligned = {{}}, noalias = []}}}}")
+    )
+    text = f"""
+func.func @k(%N: index {{irkit.name = "N"}},
+             %x: memref<?xf32> {{irkit.name = "x", irkit.role = "input", irkit.shape = affine_map<()[s0] -> ((s0 + {h}))>}},
+             %y: memref<?xf32> {{irkit.name = "y", irkit.role = "output", irkit.shape = affine_map<()[s0] -> (s0)>}}){assume} {{
+  loop.for %io = affine_map<() -> (0)>() to affine_map<(d0) -> (d0)>(%N) step {f} {{loop_name = "io", stage = "y", origin = "k.design:3:5"}} {{
+    loop.for %ii = affine_map<(d0) -> (d0)>(%io) to {upper} step 1 {{loop_name = "ii", stage = "y", origin = "k.design:3:5"}} {{
+      %v = loop.load %x[affine_map<(d0) -> ((d0 * {a} + {c}))>] (%ii) : memref<?xf32> -> f32
+      loop.store %v, %y[affine_map<(d0) -> (d0)>] (%ii) : f32, memref<?xf32>
+    }}
+  }}
+  func.return
+}}
+"""
+    return text, divisor
+
+
+@settings(max_examples=150, deadline=None)
+@given(nest=split_nests())
+def test_what_the_proof_accepts_stays_inside_its_buffers_at_every_size(nest):
+    text, divisor = nest
+    note(text)
+    module = parse(text)
+    kernel = next(op for op in module.walk() if isinstance(op, func.FuncOp))
+    proved = not check_bounds(module)
+    sizes = [n for n in range(1, 41) if divisor is None or n % divisor == 0]
+    faults = {n: out_of_bounds(kernel, {"N": n}) for n in sizes}
+    if proved:
+        assert not any(faults.values()), {n: f for n, f in faults.items() if f}
+
+
+def test_a_correct_split_with_its_tail_is_proved_and_one_without_is_not():
+    """The two ends of the property above, as a check that it can fail either way."""
+    tail = re.sub(
+        r"\s+",
+        " ",
+        """
+func.func @k(%N: index {irkit.name = "N"}, %y: memref<?xf32> {irkit.name = "y", irkit.role = "output", irkit.shape = affine_map<()[s0] -> (s0)>}) {
+  loop.for %io = affine_map<() -> (0)>() to affine_map<(d0) -> (d0)>(%N) step 8 {loop_name = "io"} {
+    loop.for %ii = affine_map<(d0) -> (d0)>(%io) to UPPER step 1 {loop_name = "ii"} {
+      %c = arith.constant 1.0 : f32
+      loop.store %c, %y[affine_map<(d0) -> (d0)>] (%ii) : f32, memref<?xf32>
+    }
+  }
+  func.return
+}""",
+    )
+    good = parse(tail.replace("UPPER", "affine_map<(d0, d1) -> ((d0 + 8), d1)>(%io, %N)"))
+    bad = parse(tail.replace("UPPER", "affine_map<(d0) -> ((d0 + 8))>(%io)"))
+    assert check_bounds(good) == []
+    kernel = next(op for op in bad.walk() if isinstance(op, func.FuncOp))
+    assert out_of_bounds(kernel, {"N": 12})
+    [diag] = check_bounds(bad)
+    assert "store to y[ii] may be out of bounds: index 0 (ii) can reach N + 6" in diag.message
+
+
+# ---- the bounds of divisions ---------------------------------------------------------------
+
+
+class _Size:
+    """An atom standing for a size."""
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    kind=st.sampled_from(["floordiv", "ceildiv", "mod"]),
+    q=st.integers(1, 9),
+    k=st.integers(-5, 5).filter(bool),
+    a=st.integers(-3, 3),
+    b=st.integers(-20, 20),
+    rest=st.integers(-4, 4),
+    const=st.integers(-30, 30),
+    x=st.integers(-60, 60),
+)
+def test_a_division_is_replaced_by_a_bound_at_every_value(kind, q, k, a, b, rest, const, x):
+    """`_without_div(form)` is at most `form` (times q for a floordiv or ceildiv) at every value."""
+    n = _Size()
+    arg = Lin({n: a}, b)
+    atom = Div(kind, arg, q)
+    form = Lin({atom: k, n: rest}, const)
+    bound = _without_div(form, atom)
+    scale = 1 if kind == "mod" else q
+    assert bound.evaluate({n: x}) <= scale * form.evaluate({n: x})
+
+
+# ---- corruptions of generated loops --------------------------------------------------------
+
+
+def _gemm_loops() -> tuple[str, str]:
+    path = ROOT / "examples" / "gemm.design"
+    return str(loops_of(path)), path.read_text()
+
+
+def _line_of(document: str, pattern: str) -> int:
+    lines = [i + 1 for i, line in enumerate(document.splitlines()) if re.search(pattern, line)]
+    assert len(lines) == 1, pattern
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    ("edit", "directive", "expected"),
+    [
+        # the column tail of C's zero fill (its loops made by unroll_jam's split of the fill): C
+        # written past column N - 1
+        (
+            (r"(to affine_map<\(d0, d1\) -> \(\(d0 \+ 512\)), d1\)>\(%jo, %N\)", r"\1)>(%jo, %N)"),
+            r"^\s*unroll_jam ii by 6",
+            "can reach N + 510",
+        ),
+        # the register block of `unroll_jam ii by 6` one row too long: row ii + 5 reaches M
+        ((r"\(d0 \+ 91\), \(d1 \+ -5\)", "(d0 + 91), (d1 + -4)"), r"^\s*unroll_jam ii by 6", "can reach M,"),
+        # the packed copy of A one element short
+        (
+            (r"affine_map<\(\) -> \(24576\)>", "affine_map<() -> (24575)>"),
+            r"^\s*pack A at io",
+            "past its last element 24574",
+        ),
+    ],
+    ids=["lost-tail", "register-block", "small-pack"],
+)
+def test_a_corrupted_bound_is_an_error_at_its_directive(edit, directive, expected):
+    loops, document = _gemm_loops()
+    pattern, replacement = edit
+    corrupted, n = re.subn(pattern, replacement, loops, count=1)
+    assert n == 1, pattern
+    diags = check_bounds(parse(corrupted))
+    assert diags, "the corruption went unseen"
+    line = _line_of(document, directive)
+    assert any(d.line == line and expected in d.message for d in diags), [(d.line, d.message) for d in diags]
