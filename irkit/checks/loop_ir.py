@@ -6,7 +6,9 @@ checked it yet: a `parallel` mark on a reduction loop, a map of the wrong
 arity, a local of the wrong shape.  Each op's verifier runs on its own, so
 every failing op is reported, located at the op or, for IR printed without
 locations, at the directive that made the loop around it.  Then the bounds
-proof (`irkit.checks.bounds`): every access inside its buffer for every size.
+proof (`irkit.checks.bounds`): every access inside its buffer for every size;
+and the dataflow check (`irkit.checks.dataflow`): nothing read before it is
+written, stages in an order their dependences allow.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import DiagnosticException
 
 from irkit.checks.bounds import StatementOf, check_bounds
+from irkit.checks.dataflow import check_dataflow
 from irkit.diagnostics import Diagnostic
 
 
@@ -43,8 +46,9 @@ def verifier_errors(module: ModuleOp) -> list[Diagnostic]:
 
 def loop_ir_errors(module: ModuleOp, statement_of: StatementOf | None = None) -> list[Diagnostic]:
     """The verifiers' errors; when there are none, the accesses the bounds proof cannot prove
-    (`statement_of`: where a stage's statement is, for the notes)."""
+    and the reads the dataflow check finds before their writes (`statement_of`: where a stage's
+    statement is, for locations)."""
     errors = verifier_errors(module)
     if errors:
         return errors
-    return check_bounds(module, statement_of)
+    return check_bounds(module, statement_of) + check_dataflow(module, statement_of)

@@ -28,6 +28,12 @@ def _check_bounds() -> type[ModulePass]:
     return CheckBoundsPass
 
 
+def _check_dataflow() -> type[ModulePass]:
+    from irkit.passes.check_dataflow import CheckDataflowPass
+
+    return CheckDataflowPass
+
+
 def _lower_design() -> type[ModulePass]:
     from irkit.passes.lower_design import LowerDesignPass
 
@@ -101,6 +107,7 @@ IRKIT_PASSES: dict[str, Callable[[], type[ModulePass]]] = registry.PASSES
 IRKIT_PASSES |= {
     "check-design": _check_design,
     "check-bounds": _check_bounds,
+    "check-dataflow": _check_dataflow,
     "lower-design": _lower_design,
     "generalize-tensorop": _generalize_tensorop,
     "lower-tensorop": _lower_tensorop,

@@ -63,7 +63,7 @@ IRKIT_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("lowering (design -> tensorop -> loop)", ("lower-design", "generalize-tensorop", "lower-tensorop", "apply-schedule")),
     ("one schedule directive at a time (what apply-schedule runs)", ()),  # the schedule-* passes
     ("the cost model", ("model-perf",)),
-    ("raising and verification (loop -> tensorop -> design)", ("check-bounds", "raise-loop", "raise-tensorop", "verify-roundtrip")),
+    ("raising and verification (loop -> tensorop -> design)", ("check-bounds", "check-dataflow", "raise-loop", "raise-tensorop", "verify-roundtrip")),
 )
 
 

@@ -1,8 +1,10 @@
-"""The bounds proof of loop IR (`irkit.checks.bounds`, the `check-bounds` pass, `irkit verify`).
+"""The proofs of loop IR `irkit verify` runs: bounds (`irkit.checks.bounds`, the `check-bounds`
+pass) and dataflow (`irkit.checks.dataflow`, the `check-dataflow` pass).
 
 - no false alarm: the loops irkit generates for every example and benchmark
   document, and for every candidate schedule the tuner's search proposes on
-  the examples (tiles, tails, packs, register blocks), are proved;
+  the examples (tiles, tails, packs, register blocks), are proved, bounds and
+  dataflow;
 - soundness (hypothesis): on random split nests with or without their tail
   clause, random offsets and strides, and sizes assumed divisible or not,
   whatever the proof accepts runs inside its buffers at every size from 1 to
@@ -11,7 +13,10 @@
   is a bound at every value;
 - corruptions of generated loops (a lost tail clause, a register block one
   row too long, a pack one element too small) are errors at the directive
-  that made the loop, naming the index and how far it can reach.
+  that made the loop, naming the index and how far it can reach;
+- dataflow corruptions (a compute_at window copied shorter than its consumer
+  reads, a pack copy moved after the loop that reads it, two nests of a stage
+  swapped) are errors at the statement that reads, with a note at the store.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from xdsl.parser import Parser
 from irkit.affine.bounds import access_forms, lower_terms, upper_terms
 from irkit.affine.linear import Div, Lin
 from irkit.checks.bounds import _without_div, buffer_extents, check_bounds
+from irkit.checks.dataflow import check_dataflow
 from irkit.dialects import loop as lp
 from irkit.frontend import parse_design
 from irkit.raising.verify import lowered_loops
@@ -50,8 +56,9 @@ def loops_of(path: Path, text: str | None = None) -> ModuleOp:
 
 
 @pytest.mark.parametrize("path", DOCUMENTS, ids=lambda p: f"{p.parent.name}/{p.stem}")
-def test_the_loops_irkit_generates_are_proved_inside_their_buffers(path):
-    assert [d.message for d in check_bounds(loops_of(path))] == []
+def test_the_loops_irkit_generates_are_proved(path):
+    loops = loops_of(path)
+    assert [d.message for d in check_bounds(loops) + check_dataflow(loops)] == []
 
 
 SEARCHED = {
@@ -83,7 +90,8 @@ def test_every_schedule_the_search_proposes_is_proved(example):
         scored = beam_search(stage, [kernel], kernel.reads.get(stage, ()), machine, width=8, depth=8, keep=16, seed=3)
         for s in scored:
             document = replace_schedules(text, {stage: s.candidate.texts})
-            found = check_bounds(loops_of(path, document))
+            loops = loops_of(path, document)
+            found = check_bounds(loops) + check_dataflow(loops)
             assert [d.message for d in found] == [], f"{stage}: {s.text}"
             checked += 1
     assert checked >= len(kernel.stages)
@@ -264,3 +272,58 @@ def test_a_corrupted_bound_is_an_error_at_its_directive(edit, directive, expecte
     assert diags, "the corruption went unseen"
     line = _line_of(document, directive)
     assert any(d.line == line and expected in d.message for d in diags), [(d.line, d.message) for d in diags]
+
+
+# ---- dataflow corruptions ------------------------------------------------------------------
+
+
+def _nest(lines: list[str], start: int) -> tuple[int, int]:
+    """The lines [start, end) of the loop whose header is line `start` (by indentation)."""
+    indent = len(lines[start]) - len(lines[start].lstrip())
+    end = start + 1
+    while not (lines[end].startswith(" " * indent + "}") and len(lines[end]) - len(lines[end].lstrip()) == indent):
+        end += 1
+    return start, end + 1
+
+
+def _swapped(text: str, first: str, second: str) -> str:
+    """`text` with the loop nest whose header holds `first` and the one right after it (holding
+    `second`) in the other order."""
+    lines = text.splitlines(keepends=True)
+    a = _nest(lines, next(i for i, line in enumerate(lines) if first in line))
+    b = _nest(lines, a[1])
+    assert second in lines[b[0]], lines[b[0]]
+    return "".join(lines[: a[0]] + lines[b[0] : b[1]] + lines[a[0] : a[1]] + lines[b[1] :])
+
+
+def _dataflow_of(example: str, edit) -> tuple[list, str]:
+    path = ROOT / "examples" / f"{example}.design"
+    corrupted = edit(str(loops_of(path)))
+    module = parse(corrupted)
+    assert check_bounds(module) == []  # in bounds: only the dataflow is wrong
+    return check_dataflow(module), path.read_text()
+
+
+def test_a_compute_at_window_shorter_than_its_consumer_reads_is_an_error():
+    """blur's bx copied over 128 columns of the 256 a tile of out reads."""
+    old = "affine_map<(d0, d1) -> (d0, (d1 + 256))>(%W, %xo)"
+    diags, _ = _dataflow_of("blur", lambda t: t.replace(old, old.replace("256", "128"), 1))
+    [diag] = diags
+    assert "load from bx[yi - yo, xi - xo] may read elements that are not written: index 1" in diag.message
+    assert "can leave the window [0, min(128, W - xo))" in diag.message
+
+
+def test_a_pack_copy_moved_after_the_loop_that_reads_it_is_an_error():
+    diags, document = _dataflow_of("gemm", lambda t: _swapped(t, 'loop_name = "B_p0"', 'loop_name = "io"'))
+    [diag] = diags
+    assert diag.message.startswith("load from B_pack[")
+    assert "reads elements before they are written: no store to it comes before this load" in diag.message
+    assert [n.line for n in diag.notes] == [_line_of(document, r"^\s*pack B at ko")]
+
+
+def test_two_nests_of_a_stage_swapped_is_an_error():
+    """softmax: the exponentials read the row maxima before the nest computing them has run (its
+    fill to -inf came first, so the order rule alone would pass it)."""
+    diags, _ = _dataflow_of("softmax", lambda t: _swapped(t, 'loop_name = "ii"', 'loop_name = "ii"'))
+    [diag] = diags
+    assert "reads P_max before a later store writes it" in diag.message
