@@ -58,6 +58,9 @@ sizes stands in for them (an upper bound for every kernel irkit writes).
 A state that cannot be evaluated *after* a pass although the state before
 could (an access out of bounds, a crash of the compiled kernel, an
 interface whose inputs or outputs changed) is a failure of that pass too.
+The first state failing so is an error of the input itself (exit 1, no pass
+blamed): loop IR that reads out of bounds or memory nothing wrote is wrong
+before anything runs, and saying so only in a note would let it pass.
 
 Compiled C runs through undefined behaviour that the interpreter stops at,
 so the interpreter gives a second opinion where C is in doubt: when the
@@ -645,6 +648,12 @@ class SemanticCheck:
         except (_CannotRun, _Broken) as exc:
             if PLUGIN_MARK in str(exc):  # a plugin's numpy semantics are broken: nothing can be checked
                 raise CheckSetupError(f"--check-semantics: {exc}") from None
+            if isinstance(exc, _Broken):  # the input itself is wrong (out of bounds, garbage read): an error
+                detail = f" ({exc.detail})" if exc.detail else ""
+                raise CheckSetupError(
+                    f"--check-semantics: the input {program.level} IR is wrong at sizes "
+                    f"{format_sizes(self.sizes)}, before any pass runs: {exc}{detail}"
+                ) from None
             self.last = None
             self.disabled = True
             self.note(
