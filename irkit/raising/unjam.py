@@ -379,7 +379,7 @@ def _signature(st: lp.StoreOp, v: SSAValue, shift: int) -> str:
             out = f"load {id(owner.memref)}[{index_text(_forms(owner.map.data, owner.indices))}]"
         elif isinstance(owner, Operation):
             props = ",".join(f"{k}={val}" for k, val in sorted(owner.properties.items()))
-            out = f"{owner.name}<{props}>(" + ",".join(text(o) for o in owner.operands) + ")"
+            out = f"{owner.name}<{props}>(" + ",".join(_operand_order(owner, [text(o) for o in owner.operands])) + ")"
         else:
             out = f"arg{id(x)}"
         memo[x] = out
@@ -440,13 +440,16 @@ def _tail_run(loop: lp.ForOp) -> list[lp.ForOp]:
 
 
 def _same_body(a: lp.ForOp, b: lp.ForOp) -> bool:
-    """Do the two loops compute the same, with their variables matched (inner bounds may differ)?"""
+    """Do the two loops compute the same, with their variables matched (inner bounds may differ)?
+    Compared by dataflow, not by text: the same loops and stores in the same order, each store's
+    value the same tree of operations (commutative operands either way, loads anywhere between
+    the same stores)."""
     mapping: dict[SSAValue, SSAValue] = {a.induction_var: b.induction_var}
     return _same_block(a.body.block, b.body.block, mapping)
 
 
 def _same_block(x: Block, y: Block, mapping: dict[SSAValue, SSAValue]) -> bool:
-    xs, ys = list(x.ops), list(y.ops)
+    xs, ys = _effects(x), _effects(y)
     if len(xs) != len(ys):
         return False
     for p, q in zip(xs, ys):
@@ -460,22 +463,81 @@ def _same_block(x: Block, y: Block, mapping: dict[SSAValue, SSAValue]) -> bool:
             if not _same_block(p.body.block, q.body.block, mapping):
                 return False
             continue
-        if isinstance(p, lp.LoadOp | lp.StoreOp):
+        if isinstance(p, lp.StoreOp):
+            assert isinstance(q, lp.StoreOp)
             fp = [_rename(f, mapping) for f in _forms(p.map.data, p.indices)]
-            fq = _forms(q.map.data, q.indices)  # type: ignore[attr-defined]
-            if fp != fq or mapping.get(p.memref, p.memref) is not q.memref:  # type: ignore[attr-defined]
+            if fp != _forms(q.map.data, q.indices) or mapping.get(p.memref, p.memref) is not q.memref:
                 return False
-        else:
-            if dict(p.properties) != dict(q.properties) or p.attributes != q.attributes:
+            if _tree(p.value, xs, mapping) != _tree(q.value, ys, {}):
                 return False
-        for o, r in zip(p.operands, q.operands):
-            if isinstance(p, lp.LoadOp | lp.StoreOp) and o in (p.indices if hasattr(p, "indices") else ()):
-                continue
-            if mapping.get(o, o) is not r:
-                return False
+            continue
+        if dict(p.properties) != dict(q.properties) or p.attributes != q.attributes:
+            return False
+        if any(mapping.get(o, o) is not r for o, r in zip(p.operands, q.operands)):
+            return False
         for o, r in zip(p.results, q.results):
             mapping[o] = r
     return True
+
+
+def _effects(block: Block) -> list[Operation]:
+    """The ops of `block` whose order matters: loops, stores, and ops that allocate or free."""
+    return [op for op in block.ops if isinstance(op, lp.ForOp | lp.StoreOp | lp.LocalOp | lp.AllocOp | lp.FreeOp)]
+
+
+def _tree(value: SSAValue, effects: list[Operation], mapping: dict[SSAValue, SSAValue]) -> str:
+    """`value` as a tree of operations down to loads and values from outside the block (renamed by
+    `mapping`); a load with the stores of its buffer before it in the block (`effects`), so that a
+    load moved past a store of what it reads is a different tree."""
+
+    def name(v: SSAValue) -> str:
+        return str(id(mapping.get(v, v)))
+
+    def text(v: SSAValue) -> str:
+        owner = v.owner
+        if isinstance(owner, lp.LoadOp):
+            forms = [_rename(f, mapping) for f in _forms(owner.map.data, owner.indices)]
+            index = ";".join(repr(sorted((id(k), c) for k, c in f.terms.items())) + f"+{f.const}" for f in forms)
+            return f"load {name(owner.memref)}[{index}]@{_epoch(owner, effects)}"
+        if isinstance(owner, Operation) and owner.parent_block() is not None and not isinstance(owner, lp.ForOp):
+            if mapping.get(v) is not None:
+                return name(v)
+            props = ",".join(f"{k}={val}" for k, val in sorted(owner.properties.items()))
+            return f"{owner.name}<{props}>(" + ",".join(_operand_order(owner, [text(o) for o in owner.operands])) + ")"
+        return name(v)
+
+    return text(value)
+
+
+def _epoch(load: lp.LoadOp, effects: list[Operation]) -> int:
+    """How many of `effects` before `load` in its block may write the buffer it reads."""
+    block = load.parent_block()
+    if block is None:
+        return 0
+    at = block.get_operation_index(load)
+    count = 0
+    for op in effects:
+        if op.parent_block() is not block or block.get_operation_index(op) > at:
+            continue
+        writes = [op] if isinstance(op, lp.StoreOp) else [s for s in op.walk() if isinstance(s, lp.StoreOp)]
+        if any(w.memref is load.memref for w in writes):
+            count += 1
+    return count
+
+
+# Operations whose operands may come in either order (xDSL marks only the integer ones).
+COMMUTATIVE = frozenset(
+    {"arith.addf", "arith.mulf", "arith.maximumf", "arith.minimumf", "arith.maxnumf", "arith.minnumf"}
+)
+
+
+def _operand_order(op: Operation, texts: list[str]) -> list[str]:
+    """The operand texts of `op`, sorted where its operands commute."""
+    from xdsl.traits import Commutative
+
+    if len(texts) == 2 and (op.name in COMMUTATIVE or op.has_trait(Commutative)):
+        return sorted(texts)
+    return texts
 
 
 def _rename(form: Lin, mapping: dict[SSAValue, SSAValue]) -> Lin:
