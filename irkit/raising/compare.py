@@ -25,6 +25,7 @@ diagnostic on the document line whose intent was lost.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import itertools
 from dataclasses import dataclass, field
@@ -430,7 +431,7 @@ def _compare_pair(
     best: tuple[int, GenericText, list[str]] | None = None
     for assign in match_loops(dop, gop):
         names = [dnames[m] for m in assign]
-        gtext = generic_text(gop, gform, names)
+        gtext = _in_document_order(generic_text(gop, gform, names), assign)
         score = _score(dtext, gtext)
         if best is None or score < best[0]:
             best = (score, gtext, names)
@@ -447,6 +448,15 @@ def _compare_pair(
             )
         )
     return diffs
+
+
+def _in_document_order(g: GenericText, assign: list[int]) -> GenericText:
+    """`g` with its loops' extents and kinds listed in the document's loop order (generated loop k
+    is the document's `assign[k]`): an interchange of two reduction loops puts them in another order."""
+    extents, kinds = list(g.extents), list(g.kinds)
+    for k, m in enumerate(assign):
+        extents[m], kinds[m] = g.extents[k], g.kinds[k]
+    return dataclasses.replace(g, extents=extents, kinds=kinds)
 
 
 def _score(a: GenericText, b: GenericText) -> int:

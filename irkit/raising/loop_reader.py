@@ -252,6 +252,14 @@ def extent_of(facts: LoopFacts, reading: KernelReading) -> tuple[Lin, list[LoopF
                 f"{outer.step}: the split leaves gaps or overlaps",
                 facts.op,
             )
+        if not free and not _whole_blocks(outer_extent, outer.step, reading):
+            extent = DESIGN_TEXT.lin_text(outer_extent, reading.names())
+            raise RaiseError(
+                f"loop '{facts.name}' runs a whole window of {width} from tile loop '{outer.name}' with no bound at "
+                f"{extent}: where {extent} is not a multiple of {outer.step}, the last tile runs past it (the split's "
+                "tail is lost)",
+                facts.op,
+            )
         if len(free) > 1 or (free and free[0] != outer_extent):
             raise RaiseError(
                 f"loop '{facts.name}' is bounded by {DESIGN_TEXT.lin_text(free[0], reading.names())}, its tile loop "
@@ -264,6 +272,20 @@ def extent_of(facts: LoopFacts, reading: KernelReading) -> tuple[Lin, list[LoopF
     if width is None:
         raise RaiseError(f"cannot raise loop '{facts.name}': its window has no constant width", facts.op)
     return outer_extent + Lin({}, width - outer.step), [facts]
+
+
+def _whole_blocks(extent: Lin, step: int, reading: KernelReading) -> bool:
+    """Is `extent` a multiple of `step` at every size the document allows (its `assume` divisors)?"""
+    from irkit.passes.schedule.helpers import divisors
+
+    if extent.const % step:
+        return False
+    known = divisors(reading.kernel)
+    for atom, k in extent.terms.items():
+        d = known.get(atom) if isinstance(atom, SSAValue) else None
+        if k % step and (d is None or (k * d) % step):
+            return False
+    return True
 
 
 def _tightest(bounds: list[Lin]) -> list[Lin]:

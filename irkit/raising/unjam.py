@@ -433,22 +433,61 @@ def _tail_run(loop: lp.ForOp) -> list[lp.ForOp]:
     """The sibling loops right after `loop` with its step and the same computation."""
     run: list[lp.ForOp] = []
     tail = loop.next_op
-    while isinstance(tail, lp.ForOp) and tail.step_value == loop.step_value and _same_body(loop, tail):
+    while isinstance(tail, lp.ForOp) and tail.step_value == loop.step_value:
+        differ: list[tuple[lp.ForOp, lp.ForOp]] = []
+        if not _same_body(loop, tail, differ):
+            if differ:  # the same computation, but a loop inside runs another range: say which
+                mine, theirs = differ[0]
+                raise RaiseError(
+                    f"loop '{mine.loop_name.data}' inside '{loop.loop_name.data}' runs "
+                    f"{_range_text(mine)}, but in its remainder '{tail.loop_name.data}' {_range_text(theirs)}: "
+                    "a bound of the block was changed",
+                    mine,
+                )
+            break
         run.append(tail)
         tail = tail.next_op
     return run
 
 
-def _same_body(a: lp.ForOp, b: lp.ForOp) -> bool:
-    """Do the two loops compute the same, with their variables matched (inner bounds may differ)?
+def _range_text(loop: lp.ForOp) -> str:
+    from irkit.raising.loop_reader import DESIGN_TEXT
+
+    names = _names_around(loop)
+    lower = [DESIGN_TEXT.lin_text(f, names) for f in _forms(loop.lower.data, loop.lower_operands)]
+    upper = [DESIGN_TEXT.lin_text(f, names) for f in _forms(loop.upper.data, loop.upper_operands)]
+    low = lower[0] if len(lower) == 1 else f"max({', '.join(lower)})"
+    high = upper[0] if len(upper) == 1 else f"min({', '.join(upper)})"
+    return f"from {low} to {high}"
+
+
+def _names_around(loop: lp.ForOp) -> dict[SSAValue, str]:
+    """Names of the kernel's sizes and of the loop variables around `loop`, for text."""
+    from irkit.kernel_abi import kernel_args
+
+    names: dict[SSAValue, str] = {}
+    for outer in lp.enclosing_loops(loop):
+        names[outer.induction_var] = outer.loop_name.data
+    kernel = loop.parent_op()
+    while kernel is not None and not isinstance(kernel, func.FuncOp):
+        kernel = kernel.parent_op()
+    if kernel is not None:
+        names.update({s.value: s.name for s in kernel_args(kernel)[0]})
+    return names
+
+
+def _same_body(a: lp.ForOp, b: lp.ForOp, differ: list | None = None) -> bool:
+    """Do the two loops compute the same, with their variables matched (inner bounds written
+    differently where they run the same range: `_same_bounds`)?
     Compared by dataflow, not by text: the same loops and stores in the same order, each store's
     value the same tree of operations (commutative operands either way, loads anywhere between
     the same stores)."""
     mapping: dict[SSAValue, SSAValue] = {a.induction_var: b.induction_var}
-    return _same_block(a.body.block, b.body.block, mapping)
+    return _same_block(a.body.block, b.body.block, mapping, differ)
 
 
-def _same_block(x: Block, y: Block, mapping: dict[SSAValue, SSAValue]) -> bool:
+def _same_block(x: Block, y: Block, mapping: dict[SSAValue, SSAValue], differ: list | None = None) -> bool:
+    """`_same_body` of two blocks; a pair of loops that differ only in their range goes to `differ`."""
     xs, ys = _effects(x), _effects(y)
     if len(xs) != len(ys):
         return False
@@ -459,8 +498,13 @@ def _same_block(x: Block, y: Block, mapping: dict[SSAValue, SSAValue]) -> bool:
             assert isinstance(q, lp.ForOp)
             if p.step_value != q.step_value or (p.vector is None) != (q.vector is None):
                 return False
+            bounded = _same_bounds(p, q, mapping)
             mapping[p.induction_var] = q.induction_var
-            if not _same_block(p.body.block, q.body.block, mapping):
+            if not _same_block(p.body.block, q.body.block, mapping, differ):
+                return False
+            if not bounded:
+                if differ is not None:
+                    differ.append((p, q))
                 return False
             continue
         if isinstance(p, lp.StoreOp):
@@ -478,6 +522,46 @@ def _same_block(x: Block, y: Block, mapping: dict[SSAValue, SSAValue]) -> bool:
         for o, r in zip(p.results, q.results):
             mapping[o] = r
     return True
+
+
+def _same_bounds(p: lp.ForOp, q: lp.ForOp, mapping: dict[SSAValue, SSAValue]) -> bool:
+    """Do `p` (in the block) and `q` (in its remainder) run the same range wherever `p` runs?
+    Their bounds may be written differently -- a block's inner loop made exact for whole blocks,
+    `jv < jr + 16` where the remainder has `jv < min(jr + 16, N)` -- but must be equal at every
+    iteration of the loops around `p` (`irkit.checks.bounds`), or a loop of the block that lost a
+    bound would be merged away with the remainder's."""
+    from irkit.affine.bounds import lower_terms, upper_terms
+    from irkit.checks.bounds import BoundsProver
+
+    inverse = {theirs: mine for mine, theirs in mapping.items()}
+    pairs = ((lower_terms(p), lower_terms(q), True), (upper_terms(p), upper_terms(q), False))
+    prover: BoundsProver | None = None
+    for mine, theirs, low in pairs:
+        theirs = [_rename(t, inverse) for t in theirs]
+        if set(mine) == set(theirs):
+            continue
+        if prover is None:
+            kernel = p.parent_op()
+            while kernel is not None and not isinstance(kernel, func.FuncOp):
+                kernel = kernel.parent_op()
+            if kernel is None:
+                return False
+            prover = BoundsProver(kernel)
+        if not (_extreme_le(mine, theirs, low, prover) and _extreme_le(theirs, mine, low, prover)):
+            return False
+    return True
+
+
+def _extreme_le(a: list[Lin], b: list[Lin], low: bool, prover) -> bool:
+    """max(a) <= max(b) (`low`) or min(a) <= min(b), provably."""
+    from irkit.affine.linear import NotAffine
+
+    try:
+        if low:  # every term of a is below some term of b
+            return all(any(prover.nonneg(y - x) for y in b) for x in a)
+        return all(any(prover.nonneg(y - x) for x in a) for y in b)  # every term of b is above some of a
+    except NotAffine:
+        return False
 
 
 def _effects(block: Block) -> list[Operation]:

@@ -207,5 +207,3 @@ def _target_name(op: Operation) -> str | None:
     if target is None:
         return None
     return target.data if hasattr(target, "data") else str(target)
-
-

@@ -327,3 +327,32 @@ def test_two_nests_of_a_stage_swapped_is_an_error():
     diags, _ = _dataflow_of("softmax", lambda t: _swapped(t, 'loop_name = "ii"', 'loop_name = "ii"'))
     [diag] = diags
     assert "reads P_max before a later store writes it" in diag.message
+
+
+# ---- raising: a split's tail ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("count", "expected"),
+    [
+        (
+            1,
+            "loop 'ki' inside 'ii' runs from ko to ko + 256, but in its remainder 'ii_tail' from ko to min(ko + 256, K)",
+        ),
+        (4, "loop 'ki' runs a whole window of 256 from tile loop 'ko' with no bound at K"),
+    ],
+    ids=["register-block-only", "every-copy"],
+)
+def test_a_reduction_split_that_lost_its_tail_is_a_difference(count, expected):
+    """gemm's `ki` loops lose `min(.., K)`: in bounds (the packs are 256 deep) and every read was
+    written once, but the sums run past K.  Raising refuses the split, at `split k by 256`."""
+    from irkit.raising.verify import compare_modules
+
+    path = ROOT / "examples" / "gemm.design"
+    loops, document = _gemm_loops()
+    old = "affine_map<(d0, d1) -> ((d0 + 256), d1)>(%ko, %K)"
+    assert loops.count(old) == 4
+    corrupted = loops.replace(old, "affine_map<(d0, d1) -> ((d0 + 256))>(%ko, %K)", count)
+    diags = compare_modules(parse_design(document, str(path)), parse(corrupted))
+    line = _line_of(document, r"^\s*split k by 256")
+    assert any(d.line == line and expected in d.message for d in diags), [(d.line, d.message) for d in diags]
