@@ -12,13 +12,22 @@ buffer:
    a loop around both) writes for a *later* iteration, so the first read
    finds nothing written: a pack copy moved after the loop that reads it,
    two stages swapped, a register tile read before its initialisation.
-2. **Window.**  When exactly one store precedes the load and it writes a box
-   -- each index of it one loop variable of its own nest (step 1) plus a
-   form over the loops it shares with the load -- the elements the load
-   reads in that shared iteration must lie in the box, proved for every size
+   Stores that provably write other elements in the same iteration (the
+   other rows of a register block) are not in the way.
+2. **Window.**  When one store precedes the load, or the one that runs last
+   before it (the innermost in the block it shares with the load, and there
+   the latest) is an update of what it writes (a reduction after its fill:
+   the load must read the completed reduction), and it writes a box -- each index of it one loop
+   variable of its own nest (step 1) plus a form over the loops it shares
+   with the load -- the elements the load reads in that shared iteration
+   must lie in the box, proved for every size
    and iteration as the bounds proof does (`irkit.checks.bounds`).  A
    compute_at tile copied over a shorter window than its consumer reads, an
    accumulator initialised over part of its block, are errors.
+
+3. **Copy-out.**  A register tile (`loop.local`) read once after all its
+   stores (the copy back to the output) must read every element its last
+   store writes: a copy-out over half the block drops the other half.
 
 What the check cannot decide it does not report: a read covered only by
 several stores together (an interior and its border), or written through a
@@ -72,7 +81,61 @@ def check_kernel_dataflow(kernel: func.FuncOp, statement_of: StatementOf | None 
         reported.add(load.memref)
         message, store = problem
         diags.append(_located(message, load, store, statement_of))
+    dropped: dict[object, tuple[Diagnostic, list[str]]] = {}  # one error per copy-out loop
+    for memref, written in stores.items():  # register tiles: every result read back out
+        if memref in reported or not isinstance(memref.owner, lp.LocalOp):
+            continue
+        problem = _unread_problem(memref, written, [ld for ld in loads if ld.memref is memref], prover, names)
+        if problem is None:
+            continue
+        message, load, store = problem
+        key = load.parent_op() or load
+        if key in dropped:
+            dropped[key][1].append(_buffer_name(memref, names))
+            continue
+        dropped[key] = (_located(message, load, store, statement_of), [])
+    for diag, more in dropped.values():
+        if more:
+            diag.with_note(f"and the same for {', '.join(more)}")
+        diags.append(diag)
     return diags
+
+
+def _unread_problem(
+    memref: SSAValue, stores: list[lp.StoreOp], loads: list[lp.LoadOp], prover: BoundsProver, names: dict
+) -> tuple[str, lp.LoadOp, lp.StoreOp] | None:
+    """A register tile whose last store writes elements the load after it (the copy out) never
+    reads: results computed and dropped."""
+    outs = [ld for ld in loads if all(_before(s, ld) for s in stores)]
+    if len(outs) != 1:
+        return None
+    out = outs[0]
+    last = _last_writers(stores, out)
+    if len(last) != 1:
+        return None
+    written, read = _write_box(last[0], out, prover), _write_box(out, last[0], prover)
+    if written is None or read is None:
+        return None
+    for d, ((w_lo, w_hi), (r_lo, r_hi)) in enumerate(zip(written, read)):
+        try:
+            covered = all(any(prover.nonneg(w - r) for w in w_lo) for r in r_lo) and all(
+                any(prover.nonneg(r - w) for w in w_hi) for r in r_hi
+            )
+        except NotAffine:
+            return None
+        if covered:
+            continue
+        buffer = _buffer_name(memref, names)
+        return (
+            (
+                f"load from {buffer}[{', '.join(_show(i, names) for i in _forms(out))}] copies out the window "
+                f"[{_bound(r_lo, names, 'max')}, {_bound(r_hi, names, 'min')}) of index {d}, but the store before it "
+                f"writes [{_bound(w_lo, names, 'max')}, {_bound(w_hi, names, 'min')}): results are dropped"
+            ),
+            out,
+            last[0],
+        )
+    return None
 
 
 def _located(message: str, load: lp.LoadOp, store: lp.StoreOp | None, statement_of: StatementOf | None) -> Diagnostic:
@@ -96,7 +159,7 @@ def _read_problem(
     if not before:
         why = "no store to it comes before this load" if stores else "nothing in the kernel writes it"
         return f"load from {shown} reads elements before they are written: {why}", (stores[0] if stores else None)
-    after = [s for s in stores if _before(load, s)]
+    after = [s for s in stores if _before(load, s) and not _disjoint(load, s, prover)]
     if after:
         flows = _stores_fed_by(kernel, load)
         late = next((s for s in after if s not in flows), None)
@@ -105,9 +168,16 @@ def _read_problem(
                 f"load from {shown} reads {buffer} before a later store writes it (with a value that does not come "
                 "from this load): the stages run out of the order their dependences need"
             ), late
-    if len(before) != 1:
+    before = [s for s in before if not _disjoint(load, s, prover)]  # another row of a block: not a writer of this
+    last = _last_writers(before, load)
+    if not before:
         return None
-    store = before[0]
+    if len(before) == 1:
+        store = before[0]
+    elif len(last) == 1 and _updates(last[0]):  # a reduction after its fill: read only once it is complete
+        store = last[0]
+    else:  # several stores may each write part of what is read (a fill, then the interior)
+        return None
     box = _write_box(store, load, prover)
     if box is None:
         return None
@@ -132,11 +202,64 @@ def _read_problem(
     return None
 
 
+def _updates(store: lp.StoreOp) -> bool:
+    """Is the store an update `X[f] = ... X[f] ...` (its value reads the element it writes)?"""
+    try:
+        index = access_forms(store)
+    except NotAffine:
+        return False
+    seen: set[SSAValue] = set()
+    todo = [store.value]
+    while todo:
+        v = todo.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        owner = v.owner
+        if isinstance(owner, lp.LoadOp):
+            if owner.memref is store.memref and _forms(owner) == index:
+                return True
+        elif isinstance(owner, Operation):
+            todo.extend(owner.operands)
+    return False
+
+
+def _last_writers(stores: list[lp.StoreOp], load: lp.LoadOp) -> list[lp.StoreOp]:
+    """Of the stores before `load`, those that run last before it: the ones whose block in common
+    with the load is innermost, and there the latest (the reduction after its fill, the
+    accumulation after the copy into a register tile)."""
+
+    def place(store: lp.StoreOp) -> tuple[int, int]:
+        chain = _ancestors(load)
+        for op in _ancestors(store):
+            block = op.parent_block()
+            mine = next((x for x in chain if block is not None and x.parent_block() is block), None)
+            if mine is not None and block is not None:
+                return len(_ancestors(op)), block.get_operation_index(op)
+        return 0, 0
+
+    if not stores:
+        return []
+    places = {s: place(s) for s in stores}
+    best = max(places.values())
+    return [s for s in stores if places[s] == best]
+
+
+def _disjoint(load: lp.LoadOp, store: lp.StoreOp, prover: BoundsProver) -> bool:
+    """Do `load` and `store` touch different elements in every iteration of the loops around both
+    (one index apart in a way the loops cannot close: row `ii` and row `ii + 1`)?"""
+    try:
+        reads, writes = access_forms(load), access_forms(store)
+        return any(prover.nonneg(w - r - 1) or prover.nonneg(r - w - 1) for r, w in zip(reads, writes))
+    except NotAffine:
+        return False
+
+
 def _stores_fed_by(kernel: func.FuncOp, load: lp.LoadOp) -> set[lp.StoreOp]:
-    """The stores whose value comes from `load`'s, through the ops that use it and through the
-    buffers it is stored in and loaded from again (a register tile read from C and written back)."""
+    """The stores whose value comes from `load`'s, forward in program order: through the ops that
+    use it, and through a buffer it is stored in and loaded from again after that store (a
+    register tile read from C, accumulated and written back)."""
     values: set[SSAValue] = {load.result}
-    buffers: set[SSAValue] = set()
     fed: set[lp.StoreOp] = set()
     changed = True
     while changed:
@@ -145,10 +268,9 @@ def _stores_fed_by(kernel: func.FuncOp, load: lp.LoadOp) -> set[lp.StoreOp]:
             if isinstance(op, lp.StoreOp):
                 if op.value in values and op not in fed:
                     fed.add(op)
-                    buffers.add(op.memref)
                     changed = True
             elif isinstance(op, lp.LoadOp):
-                if op.memref in buffers and op.result not in values:
+                if op.result not in values and any(s.memref is op.memref and _before(s, op) for s in fed):
                     values.add(op.result)
                     changed = True
             elif any(v in values for v in op.operands) and not all(r in values for r in op.results):
@@ -157,11 +279,13 @@ def _stores_fed_by(kernel: func.FuncOp, load: lp.LoadOp) -> set[lp.StoreOp]:
     return fed
 
 
-def _write_box(store: lp.StoreOp, load: lp.LoadOp, prover: BoundsProver) -> list[tuple[list[Lin], list[Lin]]] | None:
-    """Per index of `store`, the forms whose maximum is the first element it writes and whose
-    minimum is one past the last, over the loops it shares with `load`; None when the store does
-    not write a box (an index over several of its own loops, a step, a bound over its own loops),
-    or one of its own loops may run no iteration."""
+def _write_box(
+    store: lp.StoreOp | lp.LoadOp, load: lp.LoadOp | lp.StoreOp, prover: BoundsProver
+) -> list[tuple[list[Lin], list[Lin]]] | None:
+    """Per index of `store` (or of any access), the forms whose maximum is the first element it
+    touches and whose minimum is one past the last, over the loops it shares with `load` (the
+    other access); None when it does not touch a box (an index over several of its own loops, a
+    step, a bound over its own loops), or one of its own loops may run no iteration."""
     own = [loop for loop in lp.enclosing_loops(store) if not loop.is_ancestor(load)]
     own_vars = {loop.induction_var: loop for loop in own}
     try:

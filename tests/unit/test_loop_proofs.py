@@ -356,3 +356,31 @@ def test_a_reduction_split_that_lost_its_tail_is_a_difference(count, expected):
     diags = compare_modules(parse_design(document, str(path)), parse(corrupted))
     line = _line_of(document, r"^\s*split k by 256")
     assert any(d.line == line and expected in d.message for d in diags), [(d.line, d.message) for d in diags]
+
+
+def test_a_read_of_a_reduction_over_part_of_its_rows_is_an_error():
+    """softmax: the row maxima computed for 8 rows of the 16 a block reads (the other 8 keep the
+    fill's -inf): the reduction runs last before the read, so it must cover what is read."""
+    old = 'to affine_map<(d0, d1) -> (d0, (d1 + 16))>(%M, %io) step 1 {loop_name = "ii"'
+    diags, _ = _dataflow_of("softmax", lambda t: t.replace(old, old.replace("16", "8"), 1))
+    [diag] = diags
+    assert "load from P_max[ii - io] may read elements that are not written" in diag.message
+    assert "[0, min(8, M - io))" in diag.message
+
+
+def test_a_register_tile_copied_out_over_part_of_its_block_is_an_error():
+    """gemm: the copy of C_acc0 back to C over 8 of the 16 columns the block accumulates."""
+
+    def edit(text: str) -> str:
+        lines = text.splitlines(keepends=True)
+        ki = next(i for i, line in enumerate(lines) if 'loop_name = "ki"' in line)
+        start, end = _nest(lines, ki)
+        out = next(i for i in range(end, len(lines)) if 'loop_name = "jv"' in lines[i])
+        lines[out] = lines[out].replace("((d0 + 16))", "((d0 + 8))", 1)
+        return "".join(lines)
+
+    diags, _ = _dataflow_of("gemm", edit)
+    [diag] = diags
+    assert diag.message.startswith("load from C_acc0[jv - jr] copies out the window [0, 8) of index 0")
+    assert diag.notes[-1].message == "and the same for C_acc1, C_acc2, C_acc3, C_acc4, C_acc5"
+    assert "results are dropped" in diag.message
