@@ -238,8 +238,23 @@ def extent_of(facts: LoopFacts, reading: KernelReading) -> tuple[Lin, list[LoopF
         if len(free) != 1:
             raise RaiseError(f"cannot raise loop '{facts.name}': no single size-only upper bound", facts.op)
         return free[0], [facts]
+    if lower.is_const:  # a loop of the whole dimension that does not start at its start
+        what = (
+            f"elements [0, {lower.const}) of its dimension are skipped"
+            if lower.const > 0
+            else (f"it runs {-lower.const} before its dimension starts")
+        )
+        raise RaiseError(f"loop '{facts.name}' starts at {lower.const}, not 0: {what}", facts.op)
     outer = _var_loop(lower, reading)
     if outer is None:
+        shifted = _var_loop(Lin(lower.terms), reading)  # a window's start, shifted
+        if shifted is not None and lower.const:
+            raise RaiseError(
+                f"loop '{facts.name}' starts at {DESIGN_TEXT.lin_text(lower, reading.names())}, not at the start of "
+                f"'{shifted.name}''s window: {abs(lower.const)} element(s) of every window are "
+                + ("skipped" if lower.const > 0 else "run twice or before the dimension"),
+                facts.op,
+            )
         raise RaiseError(f"cannot raise loop '{facts.name}': lower bound is not 0 or an outer loop", facts.op)
     outer_extent, outer_chain = extent_of(outer, reading)
     windows = [(u - lower).const for u in facts.upper if not set((u - lower).terms)]

@@ -163,6 +163,13 @@ def _serving(ld: lp.LoadOp, copies: list[_Copy], name: str) -> _Copy:
 def _static_extent(loop: lp.ForOp) -> int | None:
     lower = map_results(loop.lower.data, list(loop.lower_operands))
     upper = map_results(loop.upper.data, list(loop.upper_operands))
+    if len(lower) == 1 and lower[0] is not None and lower[0].is_const and lower[0].const != 0:
+        start = lower[0].const
+        raise RaiseError(
+            f"the pack copy's loop '{loop.loop_name.data}' starts at {start}, not 0: "
+            + (f"rows [0, {start}) of the block are never copied" if start > 0 else "it copies from before the block"),
+            loop,
+        )
     if len(lower) != 1 or lower[0] != Lin() or loop.step_value != 1:
         raise RaiseError(
             f"cannot raise a pack copy: loop '{loop.loop_name.data}' does not start at 0 by steps of 1", loop

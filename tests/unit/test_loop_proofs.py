@@ -384,3 +384,25 @@ def test_a_register_tile_copied_out_over_part_of_its_block_is_an_error():
     assert diag.message.startswith("load from C_acc0[jv - jr] copies out the window [0, 8) of index 0")
     assert diag.notes[-1].message == "and the same for C_acc1, C_acc2, C_acc3, C_acc4, C_acc5"
     assert "results are dropped" in diag.message
+
+
+@pytest.mark.parametrize(
+    ("example", "loop", "expected"),
+    [
+        ("rowsum", "io", "loop 'io' starts at 1, not 0: elements [0, 1) of its dimension are skipped"),
+        ("gemm", "A_p1", "the pack copy's loop 'A_p1' starts at 1, not 0: rows [0, 1) of the block are never copied"),
+    ],
+)
+def test_a_loop_that_skips_its_first_element_is_a_located_difference(example, loop, expected):
+    """Not 'cannot raise': what is wrong, at the directive that made the loop."""
+    from irkit.raising.verify import compare_modules
+
+    path = ROOT / "examples" / f"{example}.design"
+    document = path.read_text()
+    loops = str(loops_of(path))
+    header = re.compile(rf'(loop\.for %\w+ = )affine_map<\(\) -> \(0\)>\(\)( to [^\n]*loop_name = "{loop}")')
+    corrupted, n = header.subn(r"\1affine_map<() -> (1)>()\2", loops, count=1)
+    assert n == 1
+    diags = compare_modules(parse_design(document, str(path)), parse(corrupted))
+    assert any(expected in d.message and d.line > 0 for d in diags), [d.message for d in diags]
+    assert not any("cannot raise" in d.message for d in diags)
