@@ -99,9 +99,10 @@ class Ranges:
             return [Lin(const=0 if low else atom.by - 1)]
         return [div_atom(atom.kind, p, atom.by) for p in self._extreme(atom.arg, low)]
 
-    @staticmethod
-    def _limit(forms: list[Lin]) -> list[Lin]:
-        if len(forms) > MAX_TERMS:
+    max_terms = MAX_TERMS  # bound terms kept while eliminating (more: NotAffine)
+
+    def _limit(self, forms: list[Lin]) -> list[Lin]:
+        if len(forms) > self.max_terms:
             raise NotAffine("too many bound terms")
         return forms
 
@@ -152,3 +153,18 @@ class Prover:
         if low:  # max(a) <= max(b): every a-term is below some b-term
             return all(any(self.le(x, y) for y in b) for x in a)
         return all(any(self.le(y, x) for y in b) for x in a)  # min(a) >= min(b)
+
+
+def multiple_of(form: Lin, step: int, divisors: Mapping[SSAValue, int]) -> bool:
+    """Is `form` a multiple of `step` at every value of its atoms, sizes being multiples of their
+    `divisors` (`assume { M % 64 == 0 }`)?  A tile loop's range over such a form is a whole
+    number of tiles."""
+    if form.const % step:
+        return False
+    for atom, k in form.terms.items():
+        if k % step == 0:
+            continue
+        d = divisors.get(atom) if isinstance(atom, SSAValue) else None
+        if d is None or (k * d) % step:
+            return False
+    return True

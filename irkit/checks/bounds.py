@@ -33,7 +33,7 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from irkit.affine.bounds import access_forms, lower_terms, upper_terms
 from irkit.affine.linear import Div, Lin, NotAffine, lin_of
-from irkit.affine.prove import Ranges
+from irkit.affine.prove import Ranges, multiple_of
 from irkit.diagnostics import Diagnostic
 from irkit.dialects import loop as lp
 from irkit.kernel_abi import kernel_args
@@ -46,7 +46,9 @@ MAX_SHOWN = 3  # terms of a min/max a message shows
 
 class StepRanges(Ranges):
     """`Ranges` over every loop, knowing that a loop whose range is a whole number of its
-    steps ends one step below its upper bound, and how large the sizes are at least."""
+    steps (sizes taken with their `assume` divisors) ends one step below its upper bound."""
+
+    max_terms = BOUNDS_TERMS
 
     def __init__(self, divisors: Mapping[SSAValue, int]):
         super().__init__(None)
@@ -57,27 +59,9 @@ class StepRanges(Ranges):
         lowers = lower_terms(loop)
         out: list[Lin] = []
         for u in upper_terms(loop):
-            whole = step > 1 and len(lowers) == 1 and self.multiple(u - lowers[0], step)
+            whole = step > 1 and len(lowers) == 1 and multiple_of(u - lowers[0], step, self.divisors)
             out.append(u - step if whole else u - 1)
         return out
-
-    def multiple(self, form: Lin, step: int) -> bool:
-        """Is `form` a multiple of `step` for every value of its atoms (sizes by their divisors)?"""
-        if form.const % step:
-            return False
-        for atom, k in form.terms.items():
-            if k % step == 0:
-                continue
-            d = self.divisors.get(atom) if isinstance(atom, SSAValue) else None
-            if d is None or (k * d) % step:
-                return False
-        return True
-
-    @staticmethod
-    def _limit(forms: list[Lin]) -> list[Lin]:
-        if len(forms) > BOUNDS_TERMS:
-            raise NotAffine("too many bound terms")
-        return forms
 
 
 class BoundsProver:

@@ -291,16 +291,10 @@ def extent_of(facts: LoopFacts, reading: KernelReading) -> tuple[Lin, list[LoopF
 
 def _whole_blocks(extent: Lin, step: int, reading: KernelReading) -> bool:
     """Is `extent` a multiple of `step` at every size the document allows (its `assume` divisors)?"""
+    from irkit.affine.prove import multiple_of
     from irkit.passes.schedule.helpers import divisors
 
-    if extent.const % step:
-        return False
-    known = divisors(reading.kernel)
-    for atom, k in extent.terms.items():
-        d = known.get(atom) if isinstance(atom, SSAValue) else None
-        if k % step and (d is None or (k * d) % step):
-            return False
-    return True
+    return multiple_of(extent, step, divisors(reading.kernel))
 
 
 def _tightest(bounds: list[Lin]) -> list[Lin]:
