@@ -194,7 +194,10 @@ def _access_problem(
     buffer = _buffer_name(op.memref)
     shape = extents.get(op.memref)
     if shape is None:
-        return f"{what} '{buffer}': its extents are not known (not a kernel argument, loop.alloc or loop.local)", None
+        return (
+            f"{what} '{buffer}': its extents are not known (not a kernel argument, loop.alloc or loop.local), "
+            "so the access cannot be proved inside it"
+        ), None
     try:
         indices = access_forms(op)
     except NotAffine as exc:
@@ -206,8 +209,8 @@ def _access_problem(
             high_ok = prover.nonneg(extent - 1 - index)
         except NotAffine:
             return (
-                f"{what} {buffer}[{shown}]: index {d} has too many bound terms through its loops to be "
-                "proved inside the buffer"
+                f"{what} {buffer}[{shown}]: index {d} has too many bound terms through its loops, so it "
+                "cannot be proved inside the buffer"
             ), index
         if low_ok and high_ok:
             continue

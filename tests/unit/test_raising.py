@@ -123,7 +123,10 @@ def test_acceptance_command_prints_blur_back():
     )  # fmt: skip
     formatted = subprocess.run(
         [tools["irkit"], "fmt", "--strip-comments", "examples/blur.design"],
-        cwd=ROOT, capture_output=True, text=True, check=False,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert raised.returncode == 0 and raised.stderr == "", raised.stderr
     assert formatted.returncode == 0, formatted.stderr
@@ -309,6 +312,7 @@ def test_verify_json_reports_a_difference(capsys, tmp_path):
     assert status == 1 and err == ""
     payload = json.loads(out)
     assert payload["file"] == example("rowsum") and payload["ok"] is False
+    assert payload["outcome"] == "different" and payload["undecided"] == []
     assert "generated code computes max(" in json.dumps(payload["differences"])
 
 
@@ -323,7 +327,13 @@ def test_verify_json_differences_are_a_list(capsys, tmp_path):
 def test_verify_json_ok(capsys):
     status, out, err = run(irkit_main, capsys, "verify", example("blur"), "--json")
     assert status == 0, err
-    assert json.loads(out) == {"file": example("blur"), "ok": True, "differences": []}
+    assert json.loads(out) == {
+        "file": example("blur"),
+        "ok": True,
+        "outcome": "proved",
+        "differences": [],
+        "undecided": [],
+    }
 
 
 def test_verify_json_several_differences(capsys, tmp_path):
@@ -590,3 +600,21 @@ def test_strided_convolution_with_the_wrong_extent_is_reported(capsys, tmp_path)
     assert status == 1 and "Traceback" not in err
     assert f"{doc}:8:3: error: 'O': the document has the initialisation to 0, the generated code a constant" in err
     assert "d2 < (H - 1) / 2, d3 < (W + 1) / 2 only" in err
+
+
+def test_verify_says_when_it_cannot_decide(capsys, tmp_path):
+    """A legal loop raising cannot read (a lower bound written as a maximum, max(0, N - N)) is
+    neither 'ok' nor a difference: the third outcome, said with why."""
+    text = str(lowered_loops(parse_design((EXAMPLES / "rowsum.design").read_text(), example("rowsum"))))
+    anchor = "loop.for %j = affine_map<() -> (0)>() to"
+    assert text.count(anchor) == 1
+    loops = tmp_path / "rowsum-max.mlir"
+    loops.write_text(text.replace(anchor, "loop.for %j = affine_map<(d0) -> (0, (d0 - d0))>(%N) to"))
+    status, out, _ = run(irkit_main, capsys, "verify", example("rowsum"), "--loops", str(loops), "--json")
+    payload = json.loads(out)
+    assert status == 1 and payload["outcome"] == "undecided" and payload["differences"] == []
+    assert "its lower bound is a maximum" in payload["undecided"][0]["message"]
+    status, _, err = run(irkit_main, capsys, "verify", example("rowsum"), "--loops", str(loops))
+    assert status == 1
+    assert err.rstrip().endswith("could not decide whether the loop IR given computes what the document asks: "
+                                 "1 part it cannot prove or raise (above)")  # fmt: skip
