@@ -10,22 +10,29 @@ buffer:
    order: in the innermost block holding both, the store's op comes first.
    A store that only follows it (the same loop nest, later in the block, or
    a loop around both) writes for a *later* iteration, so the first read
-   finds nothing written: a pack copy moved after the loop that reads it,
-   two stages swapped, a register tile read before its initialisation.
-   Stores that provably write other elements in the same iteration (the
-   other rows of a register block) are not in the way.
-2. **Window.**  When one store precedes the load, or the one that runs last
+   finds nothing written: a pack copy moved after the loop that reads it, a
+   consumer before its producer, a register tile read before its
+   initialisation.
+2. **Stage order.**  No store after the load may overwrite what it reads
+   with a value that does not come from it (followed forward through SSA and
+   buffers) when nothing reads the buffer after that store: that store wrote
+   what this load should have read (nests of a stage swapped, the max read
+   before the nest computing it).  Stores that provably write other elements
+   in the same iteration (the other rows of a register block) are not in the
+   way, and a store some later load reads starts a new use of the buffer (a
+   pack refilled for the next stage).
+3. **Window.**  When one store precedes the load, or the one that runs last
    before it (the innermost in the block it shares with the load, and there
-   the latest) is an update of what it writes (a reduction after its fill:
-   the load must read the completed reduction), and it writes a box -- each index of it one loop
-   variable of its own nest (step 1) plus a form over the loops it shares
-   with the load -- the elements the load reads in that shared iteration
-   must lie in the box, proved for every size
-   and iteration as the bounds proof does (`irkit.checks.bounds`).  A
-   compute_at tile copied over a shorter window than its consumer reads, an
-   accumulator initialised over part of its block, are errors.
-
-3. **Copy-out.**  A register tile (`loop.local`) read once after all its
+   the latest) is the only update of what it writes among them (a reduction
+   after its fill: the load must read the completed reduction; a register
+   block and its tail are two updates, each of a part), and it writes a box -- each
+   index of it one loop variable of its own nest (step 1) plus a form over
+   the loops it shares with the load -- the elements the load reads in that
+   shared iteration must lie in the box, proved for every size and iteration
+   as the bounds proof does (`irkit.checks.bounds`).  A compute_at tile
+   copied over a shorter window than its consumer reads, a reduction over
+   part of the rows read, are errors.
+4. **Copy-out.**  A register tile (`loop.local`) read once after all its
    stores (the copy back to the output) must read every element its last
    store writes: a copy-out over half the block drops the other half.
 
@@ -75,7 +82,7 @@ def check_kernel_dataflow(kernel: func.FuncOp, statement_of: StatementOf | None 
     for load in loads:
         if load.memref in reported:
             continue
-        problem = _read_problem(kernel, load, stores.get(load.memref, []), prover, names)
+        problem = _read_problem(kernel, load, stores.get(load.memref, []), loads, prover, names)
         if problem is None:
             continue
         reported.add(load.memref)
@@ -151,7 +158,12 @@ def _located(message: str, load: lp.LoadOp, store: lp.StoreOp | None, statement_
 
 
 def _read_problem(
-    kernel: func.FuncOp, load: lp.LoadOp, stores: list[lp.StoreOp], prover: BoundsProver, names: dict
+    kernel: func.FuncOp,
+    load: lp.LoadOp,
+    stores: list[lp.StoreOp],
+    loads: list[lp.LoadOp],
+    prover: BoundsProver,
+    names: dict,
 ) -> tuple[str, lp.StoreOp | None] | None:
     buffer = _buffer_name(load.memref, names)
     shown = f"{buffer}[{', '.join(_show(i, names) for i in _forms(load))}]"
@@ -162,7 +174,10 @@ def _read_problem(
     after = [s for s in stores if _before(load, s) and not _disjoint(load, s, prover)]
     if after:
         flows = _stores_fed_by(kernel, load)
-        late = next((s for s in after if s not in flows), None)
+        readers = [ld for ld in loads if ld.memref is load.memref]
+        # a later store that some load reads again starts a new use of the buffer (a pack reused by
+        # the next stage); one nothing reads after it wrote what this load should have read
+        late = next((s for s in after if s not in flows and not any(_before(s, ld) for ld in readers)), None)
         if late is not None:
             return (
                 f"load from {shown} reads {buffer} before a later store writes it (with a value that does not come "
@@ -174,9 +189,9 @@ def _read_problem(
         return None
     if len(before) == 1:
         store = before[0]
-    elif len(last) == 1 and _updates(last[0]):  # a reduction after its fill: read only once it is complete
-        store = last[0]
-    else:  # several stores may each write part of what is read (a fill, then the interior)
+    elif len(last) == 1 and [s for s in before if _updates(s)] == last:
+        store = last[0]  # the one reduction after its fill: read only once it is complete
+    else:  # several stores may each write part of what is read (a fill then the interior, a block then its tail)
         return None
     box = _write_box(store, load, prover)
     if box is None:
