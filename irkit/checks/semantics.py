@@ -22,8 +22,13 @@ What runs.  A module is classified (`classify`) as
   note, never as an error.  A later state that can run is compared with the
   last one that could, naming every pass in between.
 
-Sizes (`choose_sizes`).  Every size gets a small value, so that even the
-interpreter runs a kernel in well under a second: the k-th size declared
+Sizes (`choose_sizes`).  When the states run as compiled C, each size that a
+stepped loop of the schedule runs up to is chosen to cross every tile edge,
+register block and tail (`irkit.checks.crossing_sizes`: gemm's M = 96 + 6 + 1,
+a full tile, one more block and a row of tail), so a fault of the full-tile
+path shows.  Every other size, and every size for the interpreter, gets a
+small value, so that even the interpreter runs a kernel in well under a
+second: the k-th size declared
 takes the k-th of `SIZE_TARGETS` (5, 7, 6, 9, 4, ...), capped by its
 default (a batch of 1 stays 1), then rounded up to a multiple of its
 divisor when the document assumes `SIZE % D == 0` (the schedule may rely on
@@ -208,7 +213,9 @@ def _shape_problem(program: Program, sizes: Mapping[str, int]) -> str | None:
     return None
 
 
-def choose_sizes(program: Program, given: Mapping[str, int] | None = None) -> dict[str, int]:
+def choose_sizes(
+    program: Program, given: Mapping[str, int] | None = None, crossing: Mapping[str, int] | None = None
+) -> dict[str, int]:
     """Small sizes for `program` (the rule is in the module docstring); `given` ones are kept.
 
     Raises `CheckSetupError` for a given size the program does not have or
@@ -233,6 +240,7 @@ def choose_sizes(program: Program, given: Mapping[str, int] | None = None) -> di
             target = SIZE_TARGETS[k % len(SIZE_TARGETS)] << doubling
             if doubling == 0 and default is not None:
                 target = min(target, default)
+            target = max(target, (crossing or {}).get(name, 0))  # through every tile, block and tail
             sizes[name] = given.get(name, _round_up(target, divisors.get(name, 1)))
         problem = _shape_problem(program, sizes)
         if problem is None:
@@ -629,8 +637,17 @@ class SemanticCheck:
     def _begin(self, program: Program) -> None:
         from irkit.oracle import random_inputs, reduction_lengths
 
+        crossing: dict[str, int] = {}
+        if self._compiler_available():  # compiled C runs sizes that fill the schedule's tiles quickly
+            from irkit.checks.crossing_sizes import crossing_sizes
+
+            module = program.target.parent_op()  # type: ignore[union-attr]
+            while module is not None and not isinstance(module, ModuleOp):
+                module = module.parent_op()
+            if module is not None:
+                crossing = crossing_sizes(module, _size_facts(program)[1])
         try:
-            self.sizes = choose_sizes(program, self.given_sizes)
+            self.sizes = choose_sizes(program, self.given_sizes, crossing)
         except ReferenceEvalError as exc:
             self.disabled = True
             self.note(f"cannot run the {program.level} IR: {exc}; no pass is checked")
