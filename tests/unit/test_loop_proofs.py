@@ -391,3 +391,23 @@ def test_a_loop_that_skips_its_first_element_is_a_located_difference(example, lo
     diags = compare_modules(parse_design(document, str(path)), parse(corrupted))
     assert any(expected in d.message and d.line > 0 for d in diags), [d.message for d in diags]
     assert not any("cannot raise" in d.message for d in diags)
+
+
+def test_a_parallel_loop_inside_a_parallel_loop_is_an_error():
+    """The document checker refuses it (one loop of a nest goes to the cores), so loop IR that has
+    it did not come from the document: located at the directive that made the inner loop."""
+    from irkit.raising.verify import compare_modules
+
+    path = ROOT / "examples" / "rowsum.design"
+    document = path.read_text()
+    loops = str(loops_of(path))
+    anchor = 'loop_name = "ii", stage = "s", origin = "'
+    assert loops.count(anchor) == 1
+    start = loops.index(anchor)
+    end = loops.index("}", start)
+    corrupted = loops[:end] + ", parallel" + loops[end:]
+    diags = compare_modules(parse_design(document, str(path)), parse(corrupted))
+    line = _line_of(document, r"^\s*split i by 32")
+    assert any(d.line == line and "loop 'ii' is parallel inside the parallel loop 'io'" in d.message for d in diags), [
+        (d.line, d.message) for d in diags
+    ]
