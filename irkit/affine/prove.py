@@ -145,11 +145,12 @@ class Prover:
         """The bound among several (one per access) that holds for all of them: the smallest
         max-form (`low`) or the largest min-form; None if none is provably so."""
         for cand in forms:
-            if all(self._form_le(cand, other, low) for other in forms if other is not cand):
+            if all(self.form_le(cand, other, low) for other in forms if other is not cand):
                 return cand
         return None
 
-    def _form_le(self, a: list[Lin], b: list[Lin], low: bool) -> bool:
+    def form_le(self, a: list[Lin], b: list[Lin], low: bool) -> bool:
+        """max(a) <= max(b) (`low`), else min(a) >= min(b), provably."""
         if low:  # max(a) <= max(b): every a-term is below some b-term
             return all(any(self.le(x, y) for y in b) for x in a)
         return all(any(self.le(y, x) for y in b) for x in a)  # min(a) >= min(b)

@@ -28,12 +28,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import FileLineColLoc, IndexType, ModuleOp
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
+from xdsl.ir import Operation, SSAValue
 
 from irkit.affine.bounds import access_forms, lower_terms, upper_terms
 from irkit.affine.linear import Div, Lin, NotAffine, lin_of
-from irkit.affine.prove import Ranges, multiple_of
+from irkit.affine.prove import Prover, Ranges, multiple_of
 from irkit.diagnostics import Diagnostic
 from irkit.dialects import loop as lp
 from irkit.kernel_abi import kernel_args
@@ -64,14 +64,16 @@ class StepRanges(Ranges):
         return out
 
 
-class BoundsProver:
-    """Decides `form >= 0` over the loops of one kernel and its sizes."""
+class BoundsProver(Prover):
+    """`Prover` knowing the sizes' least values (their `assume` divisors), the loops' steps and
+    divisions of sizes; `nonneg` lets `NotAffine` out (too many bound terms), so that the caller
+    can say the proof gave up rather than that it failed."""
 
     def __init__(self, kernel: func.FuncOp):
         from irkit.passes.schedule.helpers import divisors
 
+        super().__init__(kernel)
         self.divisors = divisors(kernel)
-        self.sizes = {a for a in kernel.body.block.args if isinstance(a.type, IndexType)}
         self.least = {s: max(1, self.divisors.get(s, 1)) for s in self.sizes}
         self.ranges = StepRanges(self.divisors)
 
@@ -94,15 +96,6 @@ class BoundsProver:
         if self.sure(form):
             return True
         return any(self.sure(t) for t in self.ranges.lo(form))
-
-    def tightest(self, forms: list[Lin], low: bool) -> list[Lin]:
-        """The terms of a max-form (`low`) or min-form that no other term makes redundant."""
-        kept = list(dict.fromkeys(forms))
-        for f in list(kept):
-            others = [g for g in kept if g is not f]
-            if any(self.sure(g - f) if low else self.sure(f - g) for g in others):
-                kept = others
-        return kept
 
     def reach(self, form: Lin, low: bool) -> list[Lin]:
         """What `form` can reach over the loops (its least values if `low`, else its greatest)."""
@@ -191,7 +184,7 @@ def _access_problem(
 ) -> tuple[str, Lin | None] | None:
     """What is wrong with the access (and the index at fault), or None when it is proved."""
     what = "load from" if isinstance(op, lp.LoadOp) else "store to"
-    buffer = _buffer_name(op.memref)
+    buffer = _buffer_name(op.memref, names)
     shape = extents.get(op.memref)
     if shape is None:
         return (
@@ -233,7 +226,7 @@ def _extreme(prover: BoundsProver, index: Lin, low: bool, names: dict) -> str:
         terms = prover.reach(index, low)
     except NotAffine:
         return "a value the proof could not bound"
-    kept = prover.tightest(terms, low)
+    kept = prover.prune(terms, low)
     shown = sorted({_show(t, names) for t in kept}, key=lambda t: (len(t), t))[:MAX_SHOWN]
     if len(shown) == 1:
         return shown[0]
@@ -242,12 +235,15 @@ def _extreme(prover: BoundsProver, index: Lin, low: bool, names: dict) -> str:
 
 
 def _show(form: Lin, names: dict) -> str:
+    """The form as text: sizes and tensors by `names`, loop variables by their loop's name."""
+    from irkit.passes.schedule.helpers import value_name
+
     parts: list[str] = []
     for atom, k in form.terms.items():
         name = names.get(atom) if isinstance(atom, SSAValue) else None
         if name is None:
             name = (
-                _value_name(atom) if isinstance(atom, SSAValue) else f"({_show(atom.arg, names)} {atom.kind} {atom.by})"
+                value_name(atom) if isinstance(atom, SSAValue) else f"({_show(atom.arg, names)} {atom.kind} {atom.by})"
             )
         coeff = "" if abs(k) == 1 else f"{abs(k)} * "
         sign = "-" if k < 0 else "+"
@@ -257,14 +253,6 @@ def _show(form: Lin, names: dict) -> str:
     return " ".join(parts)
 
 
-def _value_name(value: SSAValue) -> str:
-    owner = value.owner
-    loop = owner.parent_op() if isinstance(owner, Block) else None
-    if isinstance(loop, lp.ForOp) and value is loop.induction_var and loop.loop_name.data:
-        return loop.loop_name.data
-    return value.name_hint or "?"
-
-
 def _size_names(kernel: func.FuncOp) -> dict[SSAValue, str]:
     sizes, tensors = kernel_args(kernel)
     out: dict[SSAValue, str] = {s.value: s.name for s in sizes}
@@ -272,11 +260,11 @@ def _size_names(kernel: func.FuncOp) -> dict[SSAValue, str]:
     return out
 
 
-def _buffer_name(memref: SSAValue) -> str:
+def _buffer_name(memref: SSAValue, names: dict) -> str:
     owner = memref.owner
     if isinstance(owner, lp.AllocOp | lp.LocalOp):
         return owner.tensor_name.data
-    return memref.name_hint or "?"
+    return names.get(memref) or memref.name_hint or "?"
 
 
 def _locate(message: str, op: Operation, loop: lp.ForOp | None, statement_of: StatementOf | None) -> Diagnostic:
@@ -321,9 +309,8 @@ def _fault_loop(op: Operation, index: Lin | None) -> lp.ForOp | None:
 
 
 def _origin(loop: lp.ForOp | None) -> tuple[str, int, int, str] | None:
-    if loop is None or loop.origin is None:
+    """Where the directive that made `loop` is, and the loop's name."""
+    if loop is None:
         return None
-    parts = loop.origin.data.rsplit(":", 2)
-    if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit():
-        return parts[0], int(parts[1]), int(parts[2]), loop.loop_name.data
-    return None
+    where = lp.origin_location(loop)
+    return None if where is None else (*where, loop.loop_name.data)

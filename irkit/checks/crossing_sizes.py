@@ -19,8 +19,7 @@ no sizes here, and the small ones are used.
 from __future__ import annotations
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import IndexType, ModuleOp
-from xdsl.ir import SSAValue
+from xdsl.dialects.builtin import ModuleOp
 
 from irkit.affine.bounds import upper_terms
 from irkit.dialects import loop as lp
@@ -40,11 +39,11 @@ def crossing_sizes(module: ModuleOp, divisors: dict[str, int]) -> dict[str, int]
             if not isinstance(loop, lp.ForOp) or loop.step_value <= 1:
                 continue
             for term in upper_terms(loop):
-                sizes = [
-                    a for a in term.terms if isinstance(a, SSAValue) and isinstance(a.type, IndexType) and a in names
-                ]
-                if len(sizes) == 1 and term.terms[sizes[0]] == 1 and len(term.terms) == 1:
-                    steps.setdefault(names[sizes[0]], set()).add(loop.step_value)
+                if len(term.terms) != 1:
+                    continue
+                ((atom, k),) = term.terms.items()
+                if k == 1 and atom in names:  # the loop runs up to a size
+                    steps.setdefault(names[atom], set()).add(loop.step_value)
     out: dict[str, int] = {}
     for name, found in steps.items():
         big, small = max(found), min(found)
@@ -66,12 +65,11 @@ def _loop_module(module: ModuleOp) -> ModuleOp | None:
     if any(isinstance(op, lp.ForOp) for op in module.walk()):
         return module
     copy = module.clone()
-    names = [p.name for p in lowering_pipeline()]
-    has_design = any(op.name.startswith("design.") for op in copy.walk())
+    passes = lowering_pipeline()  # from design IR; tensorop IR starts after lower-design
+    if not any(op.name.startswith("design.") for op in copy.walk()):
+        passes = passes[1:]
     try:
-        for p in lowering_pipeline():
-            if not has_design and p.name == names[0]:
-                continue
+        for p in passes:
             p.apply(make_context(), copy)
     except Exception:  # a state the lowering refuses: the small sizes will do
         return None

@@ -49,7 +49,16 @@ from xdsl.ir import Operation, SSAValue
 
 from irkit.affine.bounds import access_forms, lower_terms, upper_terms
 from irkit.affine.linear import Lin, NotAffine
-from irkit.checks.bounds import BoundsProver, StatementOf, _fault_loop, _origin, _show, _size_names, _statement
+from irkit.checks.bounds import (
+    BoundsProver,
+    StatementOf,
+    _buffer_name,
+    _fault_loop,
+    _origin,
+    _show,
+    _size_names,
+    _statement,
+)
 from irkit.diagnostics import Diagnostic
 from irkit.dialects import loop as lp
 from irkit.kernel_abi import kernel_args
@@ -184,9 +193,9 @@ def _read_problem(
                 "from this load): the stages run out of the order their dependences need"
             ), late
     before = [s for s in before if not _disjoint(load, s, prover)]  # another row of a block: not a writer of this
-    last = _last_writers(before, load)
     if not before:
         return None
+    last = _last_writers(before, load)
     if len(before) == 1:
         store = before[0]
     elif len(last) == 1 and [s for s in before if _updates(s)] == last:
@@ -370,12 +379,3 @@ def _forms(op: lp.LoadOp | lp.StoreOp) -> list[Lin]:
 def _bound(forms: list[Lin], names: dict, kind: str) -> str:
     shown = sorted({_show(f, names) for f in forms}, key=lambda t: (len(t), t))
     return shown[0] if len(shown) == 1 else f"{kind}({', '.join(shown)})"
-
-
-def _buffer_name(memref: SSAValue, names: dict) -> str:
-    owner = memref.owner
-    if isinstance(owner, lp.AllocOp | lp.LocalOp):
-        return owner.tensor_name.data
-    if memref in names:
-        return names[memref]
-    return memref.name_hint or "?"

@@ -21,6 +21,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from irkit.checks.bounds import StatementOf, check_bounds
 from irkit.checks.dataflow import check_dataflow
 from irkit.diagnostics import Diagnostic
+from irkit.dialects import loop as lp
 
 
 def verifier_errors(module: ModuleOp) -> list[Diagnostic]:
@@ -50,7 +51,6 @@ def nested_parallel_errors(module: ModuleOp) -> list[Diagnostic]:
     """A loop marked parallel inside another parallel loop: the document checker refuses it (only
     one loop of a nest goes to the cores), so generated code never has it, and the C backend would
     start a team of threads for every iteration of the outer loop."""
-    from irkit.dialects import loop as lp
     from irkit.passes.raise_loop import located
 
     errors: list[Diagnostic] = []

@@ -440,6 +440,16 @@ class LocalOp(IRDLOperation):
             raise VerifyException("loop.local is row-major: its type must not carry a layout")
 
 
+def origin_location(loop: ForOp) -> tuple[str, int, int] | None:
+    """(file, line, col) of the directive that made `loop` (its `origin` fact), or None."""
+    if loop.origin is None:
+        return None
+    parts = loop.origin.data.rsplit(":", 2)
+    if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit():
+        return parts[0], int(parts[1]), int(parts[2])
+    return None
+
+
 def enclosing_loops(op: Operation) -> list[ForOp]:
     """The loops around `op`, outermost first."""
     loops: list[ForOp] = []

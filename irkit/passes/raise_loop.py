@@ -33,10 +33,9 @@ def located(message: str, op: Operation) -> Diagnostic:
         return at_op("error", message, op)
     cur: Operation | None = op
     while cur is not None:
-        if isinstance(cur, lp.ForOp) and cur.origin is not None:
-            parts = cur.origin.data.rsplit(":", 2)
-            if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit():
-                return Diagnostic("error", message, parts[0], int(parts[1]), int(parts[2]))
+        where = lp.origin_location(cur) if isinstance(cur, lp.ForOp) else None
+        if where is not None:
+            return Diagnostic("error", message, *where)
         cur = cur.parent_op()
     return at_op("error", message, op)
 

@@ -464,13 +464,12 @@ def _range_text(loop: lp.ForOp) -> str:
 def _names_around(loop: lp.ForOp) -> dict[SSAValue, str]:
     """Names of the kernel's sizes and of the loop variables around `loop`, for text."""
     from irkit.kernel_abi import kernel_args
+    from irkit.passes.generalize import kernel_of
 
     names: dict[SSAValue, str] = {}
     for outer in lp.enclosing_loops(loop):
         names[outer.induction_var] = outer.loop_name.data
-    kernel = loop.parent_op()
-    while kernel is not None and not isinstance(kernel, func.FuncOp):
-        kernel = kernel.parent_op()
+    kernel = kernel_of(loop)
     if kernel is not None:
         names.update({s.value: s.name for s in kernel_args(kernel)[0]})
     return names
@@ -531,7 +530,9 @@ def _same_bounds(p: lp.ForOp, q: lp.ForOp, mapping: dict[SSAValue, SSAValue]) ->
     iteration of the loops around `p` (`irkit.checks.bounds`), or a loop of the block that lost a
     bound would be merged away with the remainder's."""
     from irkit.affine.bounds import lower_terms, upper_terms
+    from irkit.affine.linear import NotAffine
     from irkit.checks.bounds import BoundsProver
+    from irkit.passes.generalize import kernel_of
 
     inverse = {theirs: mine for mine, theirs in mapping.items()}
     pairs = ((lower_terms(p), lower_terms(q), True), (upper_terms(p), upper_terms(q), False))
@@ -541,27 +542,16 @@ def _same_bounds(p: lp.ForOp, q: lp.ForOp, mapping: dict[SSAValue, SSAValue]) ->
         if set(mine) == set(theirs):
             continue
         if prover is None:
-            kernel = p.parent_op()
-            while kernel is not None and not isinstance(kernel, func.FuncOp):
-                kernel = kernel.parent_op()
+            kernel = kernel_of(p)
             if kernel is None:
                 return False
             prover = BoundsProver(kernel)
-        if not (_extreme_le(mine, theirs, low, prover) and _extreme_le(theirs, mine, low, prover)):
+        try:  # the max (lower) or min (upper) of each side no larger than the other's
+            if not (prover.form_le(mine, theirs, low) and prover.form_le(theirs, mine, low)):
+                return False
+        except NotAffine:
             return False
     return True
-
-
-def _extreme_le(a: list[Lin], b: list[Lin], low: bool, prover) -> bool:
-    """max(a) <= max(b) (`low`) or min(a) <= min(b), provably."""
-    from irkit.affine.linear import NotAffine
-
-    try:
-        if low:  # every term of a is below some term of b
-            return all(any(prover.nonneg(y - x) for y in b) for x in a)
-        return all(any(prover.nonneg(y - x) for x in a) for y in b)  # every term of b is above some of a
-    except NotAffine:
-        return False
 
 
 def _effects(block: Block) -> list[Operation]:
