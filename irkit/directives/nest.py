@@ -49,7 +49,7 @@ class Nest:
     ):
         roots = roots or {}
         self.stage = stage
-        self.loops: list[list] = [[name, roots.get(name, name), 1] for name in loops]
+        self.loops: list[tuple[str, str, int]] = [(name, roots.get(name, name), 1) for name in loops]  # (name, root, step)
         self.reductions = set(reductions)
         self.reads = list(reads)
         self.quiet = quiet
@@ -136,8 +136,8 @@ class Nest:
         """Replace loops `old` by `outer` (steps times `factors`) then `inner`, at the first's place."""
         position = min(self.names.index(v) for v in old)
         by_name = {loop[0]: loop for loop in self.loops}
-        new = [[o, by_name[v][1], by_name[v][2] * f] for v, o, f in zip(old, outer, factors)]
-        new += [[i, by_name[v][1], by_name[v][2]] for v, i in zip(old, inner)]
+        new = [(o, by_name[v][1], by_name[v][2] * f) for v, o, f in zip(old, outer, factors)]
+        new += [(i, by_name[v][1], by_name[v][2]) for v, i in zip(old, inner)]
         self.loops = [loop for loop in self.loops if loop[0] not in old]
         self.loops[position:position] = new
         new_names = outer + inner
@@ -157,12 +157,14 @@ class Nest:
     def reorder(self, names: list[str]) -> None:
         index = {loop[0]: k for k, loop in enumerate(self.loops)}
         positions = sorted(index[v] for v in names)
-        by_name = {loop[0]: loop for loop in self.loops}
-        for position, name in zip(positions, names):
-            self.loops[position] = by_name[name]
+        moved = [self.loops[index[name]] for name in names]
+        for position, loop in zip(positions, moved):
+            self.loops[position] = loop
 
     def bounds_outside(self) -> tuple[str, str] | None:
         """(loop, a loop its bounds use that now runs inside it), if the order has one."""
+        if not self.deps:
+            return None
         at = {loop[0]: k for k, loop in enumerate(self.loops)}
         if not any(loop in at and u in at and at[u] > at[loop] for loop, used in self.deps.items() for u in used):
             return None  # the common case, without sorting: which one comes first only matters for the message

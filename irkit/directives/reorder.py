@@ -52,7 +52,8 @@ def replay(nest, e: Entry, at: object) -> None:
     if len(set(names)) != len(names):
         nest.error(f"reorder names a loop twice: {', '.join(names)}", at)
         return
-    if all(nest.require(v, at) for v in names):
+    present = set(nest.names)
+    if all(v in present or nest.require(v, at) for v in names):  # `require` says why a loop is missing
         nest.reorder(names)
         nest.locs["reorder"] = e.get("loc")
         nest.check_order(text(e), at)

@@ -39,7 +39,7 @@ class Probe(Nest):
     def copy(self) -> Probe:
         new = Probe.__new__(Probe)
         new.__dict__.update(self.__dict__)
-        new.loops = [list(loop) for loop in self.loops]
+        new.loops = list(self.loops)  # (name, root, step) tuples: a replay replaces them, never changes one
         new.reductions = set(self.reductions)
         new.gone = dict(self.gone)
         new.marks = {k: dict(v) for k, v in self.marks.items()}
@@ -67,7 +67,7 @@ class Candidate:
         """What the nest is (loops, marks, packs): two orders of the same directives are one candidate."""
         n = self.nest
         return (
-            tuple(tuple(loop) for loop in n.loops),
+            tuple(n.loops),
             tuple(sorted((k, tuple(sorted(v.items()))) for k, v in n.marks.items())),
             tuple(sorted(n.packs.items())),
         )

@@ -132,6 +132,7 @@ def nest_loops(nest, stage: StageInfo) -> list[NestLoop]:
     out: list[NestLoop] = []
     outer_step: dict[str, int] = {}
     extents, constant, all_marks = stage.extents, stage.constant, nest.marks
+    make = tuple.__new__  # NestLoop's fields in order, without its generated __new__ (the search makes millions)
     for name, root, step in nest.loops:
         rng = outer_step.get(root)
         fixed = rng is not None or root in constant
@@ -139,20 +140,16 @@ def nest_loops(nest, stage: StageInfo) -> list[NestLoop]:
             rng = extents.get(root, 1)
         marks = all_marks.get(name)
         trips = max(1, -(-rng // step))
-        if not marks:
-            out.append(NestLoop(name, root, step, trips, rng, 0, 0, 0, False, fixed))
-        else:
-            vec = marks.get("vectorize")
-            out.append(
-                NestLoop(
-                    name, root, step, trips, rng,
-                    int(vec) if isinstance(vec, int) and not isinstance(vec, bool) else (-1 if vec else 0),
-                    int(marks.get("unroll_jam", 0) or 0), int(marks.get("unroll", 0) or 0), bool(marks.get("parallel")),
-                    fixed,
-                )
-            )  # fmt: skip
+        out.append(make(NestLoop, (name, root, step, trips, rng, *(mark_values(marks) if marks else (0, 0, 0, False)), fixed)))
         outer_step[root] = step
     return out
+
+
+def mark_values(marks: dict) -> tuple[int, int, int, bool]:
+    """A loop's marks as NestLoop's (vector, jam, unroll, parallel)."""
+    vec = marks.get("vectorize")
+    vector = int(vec) if isinstance(vec, int) and not isinstance(vec, bool) else (-1 if vec else 0)
+    return vector, int(marks.get("unroll_jam", 0) or 0), int(marks.get("unroll", 0) or 0), bool(marks.get("parallel"))
 
 
 def stage_seconds(stage: StageInfo, nest, m: Machine, relaxed: bool = True) -> float:
@@ -325,7 +322,7 @@ def _memory_seconds(body: Body, loops: list[NestLoop], m: Machine, packs: dict, 
 
 
 def _memory_uncached(body: Body, loops: list[NestLoop], m: Machine, packs: dict, cores: int) -> float:
-    accesses = _distinct(body.accesses)
+    accesses = distinct_accesses(body.accesses)
     n = len(loops)
     packed_at = {t: i for t, loop in packs.items() for i, lp in enumerate(loops) if lp.name == loop}
     # each access's (rows, lines per row) at every depth, and the trips of the loops around a depth
@@ -333,17 +330,23 @@ def _memory_uncached(body: Body, loops: list[NestLoop], m: Machine, packs: dict,
     shapes: dict[float, list[list[tuple[float, float]]]] = {}
     moves = [_moves(a, loops) for a in accesses]
     times = []
-    for size, line, next_bw, ways, overlap in m.levels:
+    last = len(m.levels) - 1
+    for level, (size, line, next_bw, ways, overlap) in enumerate(m.levels):
         table = shapes.get(line)
         if table is None:
             table = shapes[line] = [_footprints(a, loops, line, packed_at.get(a.tensor, n)) for a in accesses]
         traffic = _traffic(accesses, table, moves, n, size, line, ways, packed_at, loops)
-        bw = next_bw if next_bw is not m.dram_core else (m.dram_all / cores if cores > 1 else m.dram_core)
+        bw = next_bw if level < last else dram_share(m, cores)
         times.append((traffic / cores / bw, overlap))
     if not times:
         return 0.0
     top = max(t for t, _ in times)
     return top + sum(t * (1.0 - o) for t, o in times if t is not top) * 0.5
+
+
+def dram_share(m: Machine, cores: int) -> float:
+    """Bytes/s of DRAM the last cache level gets: a core's own, or the socket's shared by `cores`."""
+    return m.dram_all / cores if cores > 1 else m.dram_core
 
 
 def _moves(a: Access, loops: list[NestLoop]) -> list[float]:
@@ -359,7 +362,7 @@ def _moves(a: Access, loops: list[NestLoop]) -> list[float]:
     return out
 
 
-def _distinct(accesses: tuple[Access, ...]) -> list[Access]:
+def distinct_accesses(accesses: tuple[Access, ...]) -> list[Access]:
     """One access per (tensor, index pattern): reads of neighbours share lines; a store counts twice (fill and write-back)."""
     seen: dict[tuple, Access] = {}
     for a in accesses:
@@ -412,13 +415,13 @@ def _traffic(accesses, table, moves, n: int, size: float, line: float, ways: int
     fits, times the trips of the loops around it that move the access."""
     fit = n - 1  # the innermost loop streams: a line at a time of each access, whatever it spans
     sets = max(1, int(size // (line * ways)))
-    starts = [_starts(a, line, sets) for a in accesses]
+    starts = [row_sets(a, line, sets) for a in accesses]
     for d in range(n - 2, -1, -1):
         total = 0.0
         for shape, start in zip(table, starts):
             rows, per_row = shape[d]
             lines = rows * per_row
-            if rows > 1 and start:  # folded onto the sets its rows start in (`_starts`)
+            if rows > 1 and start:  # folded onto the sets its rows start in (`row_sets`)
                 covered = min(sets, start * per_row)
                 if covered < sets and lines > covered * ways:
                     lines *= sets / covered
@@ -439,7 +442,7 @@ def _traffic(accesses, table, moves, n: int, size: float, line: float, ways: int
     return out
 
 
-def _starts(a: Access, line: float, sets: int) -> int:
+def row_sets(a: Access, line: float, sets: int) -> int:
     """The sets of a cache the rows of `a` start in, 0 without a row stride: rows `stride` bytes
     apart start in sets / gcd(stride in lines, sets) of them.  When an access's lines outnumber
     what the sets its rows cover hold, a power-of-two row stride has folded its working set onto

@@ -17,7 +17,7 @@ sampled, seeded by the seed, the step and the state's rank.
 
 from __future__ import annotations
 
-import hashlib
+import bisect
 import math
 import random
 import time
@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from irkit.passes.schedule._blocking import MAY_FOLLOW
+from irkit.tune import batch
 from irkit.tune.candidate import Candidate, extend, next_entries, start
 from irkit.tune.estimate import Machine, stage_seconds
 from irkit.tune.stages import KernelInfo
@@ -59,6 +60,20 @@ def score(c: Candidate, kernels: list[KernelInfo], m: Machine) -> tuple[float, t
     """Sum of log seconds over the sizes (plus DIRECTIVE_COST a directive), and the seconds at each."""
     secs = tuple(stage_seconds(k.stages[c.stage], c.nest, m, k.relaxed) for k in kernels)
     return sum(math.log(max(s, 1e-12)) for s in secs) + DIRECTIVE_COST * len(c.entries), secs
+
+
+def score_batch(cands: list[Candidate], kernels: list[KernelInfo], m: Machine) -> list[tuple[float, tuple[float, ...]]]:
+    """`score` of every candidate (all of one stage), priced by the batched model (`irkit.tune.batch`)."""
+    if not cands:
+        return []
+    stage = cands[0].stage
+    nests = [c.nest for c in cands]
+    per_size = [batch.stage_seconds(k.stages[stage], nests, m, k.relaxed) for k in kernels]
+    out = []
+    for j, c in enumerate(cands):
+        secs = tuple(float(s[j]) for s in per_size)
+        out.append((sum(math.log(max(s, 1e-12)) for s in secs) + DIRECTIVE_COST * len(c.entries), secs))
+    return out
 
 
 def beam_search(
@@ -117,12 +132,12 @@ def beam_search(
             rows = sorted(row for found, _ in results for row in found)
             stats.refused += sum(refused for _, refused in results)
             grown: list[Scored] = []
-            for sc, text, bi, _, key, secs, entry in rows:
+            for sc, text, bi, _, key, secs, entry, shape in rows:
                 if key in seen:
                     continue
                 seen.add(key)
                 stats.evaluated += 1
-                grown.append(Scored(sc, text, _Pending(bi, entry), secs))  # type: ignore[arg-type]
+                grown.append(Scored(sc, text, _Pending(bi, entry, shape), secs))  # type: ignore[arg-type]
             if not grown:
                 break
             chosen = _diverse_pending(grown, width, beam, info)
@@ -150,10 +165,12 @@ _SCORED: dict[tuple, tuple[float, tuple[float, ...]]] = {}
 
 @dataclass(frozen=True)
 class _Pending:
-    """An expansion scored but not rebuilt: beam state `beam` extended by `entry`."""
+    """An expansion scored but not rebuilt: beam state `beam` extended by `entry`; `shape` is
+    `_shape` of the nest it makes."""
 
     beam: int
     entry: dict
+    shape: int
 
 
 def _chunks(items: list, workers: int) -> list[list]:
@@ -176,10 +193,13 @@ def _pool(workers: int):
     return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"))
 
 
-def _digest(key: tuple) -> bytes:
-    """A nest's key in 16 bytes, the same in every worker: what the workers send back to tell nests
-    apart (the keys themselves made most of the bytes, and unpickling them was serial work)."""
-    return hashlib.blake2b(repr(key).encode(), digest_size=16).digest()
+def _digest(key: tuple) -> int:
+    """A nest's key as one integer, the same in every worker (they are forked from this process, so
+    they share its hash seed): what the workers send back to tell nests apart (the keys themselves
+    made most of the bytes, and unpickling them was serial work).  Two nests of one step sharing a
+    64-bit hash is a chance of about one in 10^10; it never decides an order (rows sort by score,
+    text, beam state and offer first)."""
+    return hash(key)
 
 
 def _offers(c: Candidate, info, lanes: int, registers: int, seed: int, step: int, rank: int, quota: int) -> list:
@@ -194,9 +214,11 @@ def _expand(job) -> tuple[list[tuple], int]:
     `_digest`, seconds, offer), refusals."""
     seed, step, quota, items = job
     kernels, m, info, lanes = (_CONTEXT[k] for k in ("kernels", "machine", "info", "lanes"))
-    rows, refused = [], 0
+    found, refused = [], 0
+    bases = {}
     for rank, cand in items:
         local: set = set()
+        bases[rank] = sorted(_sig_item(e) for e in cand.entries)
         for i, e in enumerate(_offers(cand, info, lanes, m.registers, seed, step, rank, quota)):
             c = extend(cand, e, info)
             if c is None:
@@ -206,29 +228,42 @@ def _expand(job) -> tuple[list[tuple], int]:
             if key in local:
                 continue
             local.add(key)
-            got = _SCORED.get(key)
-            if got is None:
-                got = _SCORED[key] = score(c, kernels, m)
-            sc, secs = got
-            rows.append((sc, c.text, rank, i, _digest(key), secs, e))
+            found.append((c, key, rank, i, e))
+    fresh = {}
+    for c, key, *_ in found:
+        if key not in _SCORED:
+            fresh.setdefault(key, c)
+    _SCORED.update(zip(fresh, score_batch(list(fresh.values()), kernels, m)))
+    rows = []
+    for c, key, rank, i, e in found:
+        sc, secs = _SCORED[key]
+        items = list(bases[rank])
+        bisect.insort(items, _sig_item(e))  # `signature(c.entries)`, from the state's without sorting again
+        shape = hash((tuple(loop[0] for loop in c.nest.loops), tuple(items)))  # `_shape(c)`
+        rows.append((sc, c.text, rank, i, _digest(key), secs, e, shape))
     return rows, refused
 
 
 def _diverse_pending(grown: list[Scored], n: int, beam: list[Scored], info) -> list[Scored]:
-    """`_diverse` over the best scored expansions, rebuilt from their beam states and offers."""
-    out: list[Scored] = []
-    for g in grown[: n * 4]:
-        p: _Pending = g.candidate  # type: ignore[assignment]
-        c = extend(beam[p.beam].candidate, p.entry, info)
-        if c is not None:
-            out.append(Scored(g.score, g.text, c, g.seconds))
+    """`_diverse` over the best scored expansions, by the shapes the workers sent; only those chosen
+    are rebuilt from their beam states and offers."""
     # at most half the beam for nests only packs and placements may still follow (after unroll_jam or
     # pack): register-blocked seeds score well early and would otherwise end the search
     closed, open_ = [], []
-    for g in out:
-        (closed if any(e["kind"] in MAY_FOLLOW for e in g.candidate.entries) else open_).append(g)
-    kept = _diverse(closed, n // 2)
-    return sorted(kept + _diverse(open_, n - len(kept)))
+    for g in grown[: n * 4]:
+        p: _Pending = g.candidate  # type: ignore[assignment]
+        entries = (*beam[p.beam].candidate.entries, p.entry)
+        (closed if any(e["kind"] in MAY_FOLLOW for e in entries) else open_).append(g)
+    pending_shape = lambda g: g.candidate.shape  # noqa: E731
+    kept = _diverse(closed, n // 2, pending_shape)
+    chosen = sorted(kept + _diverse(open_, n - len(kept), pending_shape))
+    out: list[Scored] = []
+    for g in chosen:
+        p = g.candidate  # type: ignore[assignment]
+        c = extend(beam[p.beam].candidate, p.entry, info)
+        if c is not None:
+            out.append(Scored(g.score, g.text, c, g.seconds))
+    return out
 
 
 def register_blocks(root: Candidate, info, lanes: int, registers: int, cores: int) -> list[Candidate]:
@@ -439,17 +474,27 @@ def _replay_all(root: Candidate, entries: list[dict], info) -> Candidate | None:
 
 def signature(entries) -> tuple:
     """A schedule's shape without its factors: which directive kinds act on which loops and tensors."""
-    return tuple(sorted((e["kind"], str(e.get("loop", e.get("loops"))), str(e.get("tensor"))) for e in entries))
+    return tuple(sorted(_sig_item(e) for e in entries))
 
 
-def _diverse(ranked: list[Scored], n: int) -> list[Scored]:
+def _sig_item(e: dict) -> tuple[str, str, str]:
+    return e["kind"], str(e.get("loop", e.get("loops"))), str(e.get("tensor"))
+
+
+def _shape(c: Candidate) -> int:
+    """A nest's shape (loop order and directive kinds, as `_diverse` compares them) as one integer,
+    the same in every worker (forked from this process: one hash seed)."""
+    return hash((tuple(loop[0] for loop in c.nest.loops), signature(c.entries)))
+
+
+def _diverse(ranked: list[Scored], n: int, shape: Callable[[Scored], object] = lambda s: _shape(s.candidate)) -> list[Scored]:
     """The best `n`, at most an eighth of them sharing their shape (loop order and directive kinds)
     with a better one (a beam of one shape's factor variants would stop exploring shapes)."""
     out: list[Scored] = []
-    orders: dict[tuple, int] = {}
+    orders: dict[object, int] = {}
     later: list[Scored] = []
     for s in ranked:
-        order = (tuple(loop[0] for loop in s.candidate.nest.loops), signature(s.candidate.entries))
+        order = shape(s)
         if orders.get(order, 0) >= max(1, n // 8):
             later.append(s)
             continue

@@ -1,0 +1,392 @@
+"""The screening model over many candidates at once: numpy arrays, one row a candidate.
+
+`irkit.tune.estimate` prices one candidate at a time and is the reference:
+it reads as the model is explained.  The search prices a whole step's
+expansions (hundreds to thousands of nests) and would spend most of its time
+in that function's Python, so this module computes the same figures for a
+batch: each body's loops become integer arrays (candidates x loop depth,
+padded on the outside with one-trip loops that move nothing), and every rule
+of `estimate._width`, `estimate._core_seconds`, `estimate._cores` and
+`estimate._regions` becomes an array expression over the batch.  The memory
+part stays the reference's own function: it is memoised by the loops' shape
+and most candidates of a step share it with an earlier one.
+
+The two must agree: `tests/unit/test_tune_batch.py` checks every candidate a
+search scores against the reference.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from irkit.backends.c_simd import MAX_GROUPS
+from irkit.perf.reader import ALIAS_PATTERNS
+from irkit.tune.estimate import (
+    AUTO_VECTOR,
+    ISSUE_WIDTH,
+    LOOP_CYCLES,
+    SHORT_LOOP,
+    Machine,
+    distinct_accesses,
+    dram_share,
+    mark_values,
+    row_sets,
+)  # fmt: skip
+from irkit.tune.stages import Access, Body, StageInfo
+
+FILLER = (1, 1, 1, 0, 0, 0, 0, 0)  # a loop of one trip, unmarked (after its root)
+
+
+class Loops:
+    """Loops of a batch: (candidates, depth) arrays, innermost loop last.
+
+    Rows shorter than the deepest are padded on the outside with loops of one trip over a root
+    no access uses (index `pad`, one past the stage's loops), which change no rule: nothing
+    varies in them, they multiply nothing and they are not marked."""
+
+    def __init__(self, a: np.ndarray, pad: int) -> None:
+        self.a, self.pad = a, pad
+        self.root, self.step, self.trips, self.range = a[:, :, 0], a[:, :, 1], a[:, :, 2], a[:, :, 3]
+        self.vector, self.jam, self.unroll = a[:, :, 4], a[:, :, 5], a[:, :, 6]
+        self.parallel, self.constant = a[:, :, 7].astype(bool), a[:, :, 8].astype(bool)
+        self.depth = a.shape[1]
+
+    @classmethod
+    def of_nests(cls, nests: Sequence, stage: StageInfo, index: dict[str, int]) -> tuple[Loops, dict[str, np.ndarray]]:
+        """The nests' loops, as `estimate.nest_loops` gives them, and per packed tensor the depth of
+        the loop its copy is made in (-1 in rows that do not pack it)."""
+        depth = max((len(nest.loops) for nest in nests), default=0)
+        filler = (len(index), *FILLER)
+        extents, constant = stage.extents, stage.constant
+        rows, packs = [], {}
+        for j, nest in enumerate(nests):
+            row = [filler] * (depth - len(nest.loops))
+            outer_step: dict[str, int] = {}
+            all_marks = nest.marks
+            for name, root, step in nest.loops:
+                rng = outer_step.get(root)
+                fixed = rng is not None or root in constant
+                if rng is None:
+                    rng = extents.get(root, 1)
+                marks = all_marks.get(name)
+                trips = max(1, -(-rng // step))
+                row.append((index[root], step, trips, rng, *(mark_values(marks) if marks else (0, 0, 0, False)), fixed))
+                outer_step[root] = step
+            rows.append(row)
+            if nest.packs:
+                names = [loop[0] for loop in nest.loops]
+                for tensor, loop in nest.packs.items():
+                    if loop in names:
+                        packs.setdefault(tensor, np.full(len(nests), -1, dtype=np.int64))[j] = (
+                            depth - len(names) + names.index(loop)
+                        )
+        a = np.array(rows, dtype=np.int64).reshape(len(nests), depth, 9)
+        return cls(a, len(index)), packs
+
+    def only(self, roots: np.ndarray, packs: dict[str, np.ndarray]) -> tuple[np.ndarray, Loops, dict[str, np.ndarray]]:
+        """The loops over `roots` (a table by root index), as `estimate.stage_seconds` hands a body
+        its own: (the rows that have any, their loops, the packs at those loops, by their new depth)."""
+        keep = roots[self.root]
+        kept = keep.sum(axis=1)
+        rows = kept > 0
+        keep, kept = keep[rows], kept[rows]
+        depth = int(kept.max()) if len(kept) else 0
+        order = np.argsort(keep, axis=1, kind="stable")  # the body's loops last, in their order
+        a = np.take_along_axis(self.a[rows], order[:, :, None], axis=1)[:, self.depth - depth :]
+        outside = np.arange(depth)[None, :] < (depth - kept)[:, None]
+        a[outside] = (self.pad, *FILLER)
+        new_at = (depth - kept)[:, None] + np.cumsum(keep, axis=1) - 1  # a kept loop's depth among the body's
+        moved = {}
+        for tensor, at in packs.items():
+            at = at[rows]
+            safe = np.maximum(at, 0)
+            here = (at >= 0) & np.take_along_axis(keep, safe[:, None], axis=1)[:, 0]
+            moved[tensor] = np.where(here, np.take_along_axis(new_at, safe[:, None], axis=1)[:, 0], -1)
+        return rows, Loops(a, self.pad), moved
+
+
+def _table(values: np.ndarray, f) -> np.ndarray:
+    """f at every element of an integer array, called once per distinct value."""
+    distinct, where = np.unique(values, return_inverse=True)
+    return np.array([f(int(x)) for x in distinct], dtype=float)[where.reshape(values.shape)]
+
+
+class _Roots:
+    """Per access, which roots (by index, the pad last) it varies in and moves by single elements along."""
+
+    def __init__(self, body: Body, index: dict[str, int]) -> None:
+        names = sorted(index, key=index.get)  # type: ignore[arg-type]
+        self.varies = {id(a): np.array([a.varies(r) for r in names] + [False]) for a in body.accesses}
+        self.unit = {id(a): np.array([a.unit(r) for r in names] + [True]) for a in body.accesses}
+
+
+def _width(body: Body, b: Loops, roots: _Roots, m: Machine, relaxed: bool) -> np.ndarray:
+    """`estimate._width` for every row: lanes, negative for gcc's own vectorisation."""
+    lanes = m.lanes(body.dtype_bits)
+    v_root, v_vec, v_range = b.root[:, -1], b.vector[:, -1], b.range[:, -1]
+    jammed = b.jam > 1
+    copies = np.ones(len(v_root), dtype=np.int64)
+    if jammed.any():
+        stores = [a for a in body.accesses if a.store]
+        if stores:
+            copies = np.max(
+                [np.where(jammed & roots.varies[id(a)][b.root], b.jam, 1).prod(axis=1) for a in stores], axis=0
+            )
+    width = np.where(v_vec < 0, lanes, v_vec)
+    safe = np.maximum(width, 1)
+    explicit = b.constant[:, -1] & (v_range % safe == 0) & (v_range // safe <= MAX_GROUPS)
+    directive = (v_vec != 0) & (explicit | (copies < 2))
+    auto = (b.step[:, -1] == 1) & (b.trips[:, -1] >= lanes)
+    for a in body.accesses:
+        auto &= roots.unit[id(a)][v_root]
+    if body.chain and not relaxed:
+        stored_moves = np.zeros(len(v_root), dtype=bool)
+        for a in body.accesses:
+            if a.store:
+                stored_moves |= roots.varies[id(a)][v_root]
+        auto &= stored_moves
+    gcc = np.where((copies < ALIAS_PATTERNS) & auto, -lanes, 1)
+    return np.where(directive, width, gcc)
+
+
+def _after(varies: np.ndarray) -> np.ndarray:
+    """Per row and loop i: whether the access varies in a loop strictly between i and the innermost."""
+    out = np.zeros_like(varies)
+    if varies.shape[1] > 2:
+        middle = varies[:, 1:-1]  # loops 1 .. depth-2
+        out[:, :-2] = np.logical_or.accumulate(middle[:, ::-1], axis=1)[:, ::-1]
+    return out
+
+
+def core_seconds(
+    body: Body, b: Loops, roots: _Roots, stage: StageInfo, m: Machine, points: int, relaxed: bool, index: dict[str, int]
+) -> np.ndarray:
+    """`estimate._core_seconds` for every row."""
+    bits = body.dtype_bits
+    lanes = m.lanes(bits)
+    signed = _width(body, b, roots, m, relaxed)
+    auto = np.where(signed < 0, AUTO_VECTOR, 1.0)
+    w = np.abs(signed)
+    v_root, v_vec, v_range = b.root[:, -1], b.vector[:, -1], b.range[:, -1]
+    reduction = np.array([r in stage.reductions for r in sorted(index, key=index.get)] + [False])  # type: ignore[arg-type]
+    block = (b.jam > 1) & ~reduction[b.root]  # the register block's jammed loops (`jam_at`)
+    jam = np.where(block, b.jam, 1)
+    copies = jam.prod(axis=1)
+    fp = points * body.flops / _table(w, lambda x: m.flops(bits, x)) if body.flops else np.zeros(len(w))
+    ops = body.op_table
+    if ops.get("div", 0):
+        fp = fp + points * ops["div"] / (m.div_rate[bits] * (w / lanes))
+    exps = ops.get("exp", 0) + ops.get("exp_libm", 0) * 4
+    if exps:
+        fp = fp + points * exps / (m.exp_rate[bits] * (w / lanes))
+    vectors = np.maximum(1.0, np.ceil(v_range * bits / m.simd_bits))
+    safe = np.maximum(w, 1)
+    in_registers = b.constant[:, -1] & (
+        ((v_vec != 0) & (v_range % safe == 0) & (v_range // safe <= MAX_GROUPS)) | ((w == 1) & (v_range <= SHORT_LOOP))
+    )
+    n = len(w)
+    loads, stores, l1, held = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
+    around = ~block[:, :-1]
+    for a in body.loads_first:
+        varies = roots.varies[id(a)][b.root]
+        share = np.where(block & ~varies, b.jam, 1).prod(axis=1)
+        inner = varies[:, -1]
+        unit = roots.unit[id(a)][v_root]
+        count = np.where(unit, 1.0 / w, 1.0) / share
+        reuse = np.ones(n)
+        open_ = np.ones(n, dtype=bool)
+        for col in range(b.depth - 2, -1, -1):
+            step = open_ & around[:, col]
+            open_ &= ~(step & varies[:, col])
+            grow = step & ~varies[:, col]
+            reuse = np.where(grow, reuse * b.trips[:, col], reuse)
+            open_ &= ~(grow & (b.trips[:, col] > 1))
+        regs = vectors * np.where(block & varies, b.jam, 1).prod(axis=1)
+        take = inner & (reuse > 1) & in_registers & (held + regs <= m.registers - 2)
+        if a.tensor in body.stored:
+            take &= (block & ~_after(varies)).any(axis=1)  # a register tile (`estimate._core_seconds.tile`)
+        held = np.where(take, held + regs, held)
+        count = np.where(inner, np.where(take, count / reuse, count), 1.0 / (v_range * share))
+        nbytes = np.where(inner & (w > 1) & unit, a.elem * w, a.elem)
+        l1 = l1 + count * nbytes / _table(nbytes * 8, m.l1)
+        if a.store:
+            stores = stores + count
+        else:
+            loads = loads + count
+    mem = points * l1
+    front = points * (loads + stores + body.op_total / w + LOOP_CYCLES / (w * copies * np.maximum(1, b.unroll[:, -1])))
+    front = front / ISSUE_WIDTH / m.frequency
+    chain = np.zeros(n)
+    if body.chain:
+        chains = np.ones(n)
+        acc = next((a for a in body.accesses if a.store), None)
+        if acc is not None:
+            varies = roots.varies[id(acc)][b.root]
+            chains = np.where(varies[:, -1], np.maximum(w, v_range), np.where(w > 1, w, 1)).astype(float)
+            chains = chains * np.where(block & varies, b.jam, 1).prod(axis=1)
+        chain = points * body.chain * m.fp_latency / (chains * m.frequency)
+    out = np.maximum(np.maximum(fp, mem), np.maximum(chain, front)) * auto
+    return np.where(copies > m.registers, math.inf, out)
+
+
+def cores(b: Loops, m: Machine) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`estimate._cores` and `estimate._regions` for every row: (cores used, speed-up, regions started)."""
+    n = len(b.root)
+    parallel = b.parallel
+    has = parallel.any(axis=1)
+    first = np.argmax(parallel, axis=1)
+    outside = np.arange(b.depth)[None, :] < first[:, None]
+    regions = np.where(has, np.where(outside, b.trips, 1).prod(axis=1).astype(float), 0.0)
+    if m.cores <= 1:
+        return np.ones(n, dtype=np.int64), np.ones(n), regions
+    trips = b.trips[np.arange(n), first]
+    per = -(-trips // m.cores)
+    used = np.where(has, m.cores, 1)
+    speed = np.where(has & (per > 0), trips / np.maximum(per, 1), 1.0)
+    return used, speed, regions
+
+
+def _moves(varies: np.ndarray, b: Loops) -> np.ndarray:
+    """`estimate._moves` for every row: (candidates, depth + 1)."""
+    n, depth = b.trips.shape
+    prefix = np.cumprod(b.trips, axis=1).astype(float)
+    last = np.maximum.accumulate(np.where(varies, np.arange(depth), -1), axis=1)
+    out = np.ones((n, depth + 1))
+    out[:, 1:] = np.where(last >= 0, np.take_along_axis(prefix, np.maximum(last, 0), axis=1), 1.0)
+    return out
+
+
+def _footprints(
+    a: Access, b: Loops, index: dict[str, int], line: float, packed: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """`estimate._footprints` for every row: (rows, lines per row), each (candidates, depth + 1)."""
+    n, depth = b.trips.shape
+    rows_out, per_row_out = np.ones((n, depth + 1)), np.ones((n, depth + 1))
+    dims, inner = a.abs_coeffs, a.inner_dim
+    if not dims:
+        return rows_out, per_row_out
+    extent = [np.ones(n, dtype=np.int64) for _ in dims]
+    others = [i for i in range(len(dims)) if i != inner]
+    hits = [(index[r], pairs) for r, pairs in a.dims_of.items()]
+    span = {at: np.ones(n, dtype=np.int64) for at, _ in hits}
+    for d in range(depth, -1, -1):
+        if d < depth:
+            root, rng = b.root[:, d], b.range[:, d]
+            for at, pairs in hits:
+                here = root == at
+                if not here.any():
+                    continue
+                delta = np.where(here, rng - span[at], 0)
+                span[at] = np.where(here, rng, span[at])
+                for i, k in pairs:
+                    extent[i] = extent[i] + k * delta
+        rows = np.ones(n, dtype=np.int64)
+        for i in others:
+            rows = rows * extent[i]
+        per_row = np.ceil(extent[inner] * a.elem / line)
+        whole = packed < d  # a packed copy: one row
+        rows_out[:, d] = np.where(whole, 1.0, rows)
+        per_row_out[:, d] = np.where(whole, np.ceil(rows * extent[inner] * a.elem / line), per_row)
+    return rows_out, per_row_out
+
+
+def memory_seconds(
+    body: Body, b: Loops, index: dict[str, int], packed: dict[str, np.ndarray], m: Machine, used: np.ndarray
+) -> np.ndarray:
+    """`estimate._memory_uncached` for every row; `packed[tensor]` the depth of its pack loop (-1: none)."""
+    accesses = distinct_accesses(body.accesses)
+    n, depth = b.trips.shape
+    rows_at = np.arange(n)
+    moves = [_moves(_varies_of(a, b, index), b) for a in accesses]
+    pack = [packed.get(a.tensor) for a in accesses]
+    shapes: dict[float, list] = {}
+    times = []
+    last = len(m.levels) - 1
+    for level, (size, line, next_bw, ways, overlap) in enumerate(m.levels):
+        table = shapes.get(line)
+        if table is None:
+            table = shapes[line] = [
+                _footprints(a, b, index, line, np.where(p >= 0, p, depth) if p is not None else np.full(n, depth))
+                for a, p in zip(accesses, pack)
+            ]
+        sets = max(1, int(size // (line * ways)))
+        starts = [row_sets(a, line, sets) for a in accesses]
+        lines_at = []
+        for (rows, per_row), start in zip(table, starts):
+            lines = rows * per_row
+            if start:  # folded onto the sets its rows start in (`estimate.row_sets`)
+                covered = np.minimum(sets, start * per_row)
+                folded = (rows > 1) & (covered < sets) & (lines > covered * ways)
+                lines = np.where(folded, lines * sets / covered, lines)
+            lines_at.append(lines)
+        total = np.sum(lines_at, axis=0)
+        fits = total[:, : depth - 1] * line <= size  # depths 0 .. depth-2; the innermost always streams
+        run = np.logical_and.accumulate(fits[:, ::-1], axis=1).sum(axis=1) if depth > 1 else np.zeros(n, dtype=np.int64)
+        fit = depth - 1 - run
+        traffic = np.zeros(n)
+        for a, (rows, per_row), move, p in zip(accesses, table, moves, pack):
+            traffic += rows[rows_at, fit] * per_row[rows_at, fit] * line * move[rows_at, fit] * (2 if a.store else 1)
+            if p is not None:  # the copy, made at every iteration of its loop
+                at = np.maximum(p, 0)
+                copies = np.where(np.arange(depth)[None, :] <= at[:, None], b.trips, 1).prod(axis=1)
+                tile = rows[rows_at, at + 1] * per_row[rows_at, at + 1]
+                traffic += np.where(p >= 0, 2.0 * tile * line * copies, 0.0)
+        bw = next_bw if level < last else np.array([dram_share(m, int(c)) for c in used])
+        times.append((traffic / used / bw, overlap))
+    if not times:
+        return np.zeros(n)
+    seconds = np.array([t for t, _ in times])
+    top = np.argmax(seconds, axis=0)
+    out = seconds[top, rows_at]
+    for i, (t, o) in enumerate(times):
+        out = out + np.where(top != i, t * (1.0 - o) * 0.5, 0.0)
+    return out
+
+
+def _varies_of(a: Access, b: Loops, index: dict[str, int]) -> np.ndarray:
+    table = np.zeros(len(index) + 1, dtype=bool)
+    for r in a.roots:
+        if r in index:
+            table[index[r]] = True
+    return table[b.root]
+
+
+def body_seconds(
+    body: Body,
+    b: Loops,
+    packed: dict[str, np.ndarray],
+    index: dict[str, int],
+    stage: StageInfo,
+    m: Machine,
+    relaxed: bool,
+) -> np.ndarray:
+    """`estimate._body_uncached` for every row of `b`, the body's own loops."""
+    roots = _Roots(body, index)
+    points = 1
+    for r in body.roots:
+        points *= max(1, stage.extents.get(r, 1))
+    used, speed, regions = cores(b, m)
+    core = core_seconds(body, b, roots, stage, m, points, relaxed, index) / speed
+    mem = memory_seconds(body, b, index, packed, m, used) / speed
+    return np.maximum(core, mem) + regions * m.parallel_overhead * (used > 1)
+
+
+def stage_seconds(stage: StageInfo, nests: Sequence, m: Machine, relaxed: bool = True) -> np.ndarray:
+    """`estimate.stage_seconds` of every nest in `nests`."""
+    total = np.zeros(len(nests))
+    if not nests:
+        return total
+    index = {r: i for i, r in enumerate(stage.loops)}
+    for nest in nests:
+        for _, root, _ in nest.loops:
+            index.setdefault(root, len(index))
+    loops, packs = Loops.of_nests(nests, stage, index)
+    names = sorted(index, key=index.get)  # type: ignore[arg-type]
+    for body in stage.bodies:
+        rows, mine, packed = loops.only(np.array([r in body.roots for r in names] + [False]), packs)
+        if rows.any():
+            total[rows] += body_seconds(body, mine, packed, index, stage, m, relaxed)
+    return total
