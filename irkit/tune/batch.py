@@ -149,7 +149,8 @@ def _width(body: Body, b: Loops, roots: _Roots, m: Machine, relaxed: bool) -> np
                 stored_moves |= roots.varies[id(a)][v_root]
         auto &= stored_moves
     gcc = np.where((copies < ALIAS_PATTERNS) & auto, -lanes, 1)
-    return np.where(directive, width, gcc)
+    remainder = (v_vec != 0) & ~b.constant[:, -1] & (b.trips[:, -1] < width)  # gcc's scalar epilogue alone
+    return np.where(remainder, 1, np.where(directive, width, gcc))
 
 
 def _after(varies: np.ndarray) -> np.ndarray:
@@ -369,9 +370,55 @@ def body_seconds(
     for r in body.roots:
         points *= max(1, stage.extents.get(r, 1))
     used, speed, regions = cores(b, m)
-    core = core_seconds(body, b, roots, stage, m, points, relaxed, index) / speed
+    core = np.zeros(len(used))
+    with np.errstate(invalid="ignore"):  # 0 x inf in a part no row runs
+        for share, part in parts(b, stage, index):
+            if not (share > 0.0).any():
+                continue
+            core = core + np.where(
+                share > 0.0, share * core_seconds(body, part, roots, stage, m, points, relaxed, index), 0.0
+            )
     mem = memory_seconds(body, b, index, packed, m, used) / speed
-    return np.maximum(core, mem) + regions * m.parallel_overhead * (used > 1)
+    return np.maximum(core / speed, mem) + regions * m.parallel_overhead * (used > 1)
+
+
+def parts(b: Loops, stage: StageInfo, index: dict[str, int]) -> list[tuple[np.ndarray, Loops]]:
+    """`estimate.parts` for every row: (share of the points, the nests they run in), in the
+    reference's order; a row without a remainder has share 0 in the parts of that remainder."""
+    v_root = b.root[:, -1]
+    applies = (b.vector[:, -1] != 0) & b.constant[:, -1]
+    whole = np.ones(len(v_root))
+    left = b.range[:, -1].copy()
+    for col in range(b.depth - 1):
+        rng, step = b.range[:, col], b.step[:, col]
+        cut = applies & (b.root[:, col] == v_root) & (rng % step != 0)
+        whole = np.where(cut, whole * ((rng // step) * step / rng), whole)
+        left = np.where(cut, np.minimum(left, rng % step), left)
+    out = [(np.ones(len(v_root)), b)]
+    if (whole < 1.0).any():
+        a = b.a.copy()
+        a[:, -1, 2] = a[:, -1, 3] = np.where(whole < 1.0, left, a[:, -1, 3])  # trips and range: what is left
+        a[:, -1, 8] &= whole == 1.0  # a run-time trip count
+        out = [(whole, b), (1.0 - whole, Loops(a, b.pad))]
+    reduction = np.array([r in stage.reductions for r in sorted(index, key=index.get)] + [False])  # type: ignore[arg-type]
+    jam, trips = b.jam, b.trips
+    cut = (jam > 1) & ~reduction[b.root] & (trips % np.maximum(jam, 1) != 0)
+    rows = np.arange(len(v_root))
+    order = np.cumsum(cut, axis=1)
+    # the reference splits at each row's cut loops in loop order: the k-th of each row here
+    for k in range(int(order[:, -1].max()) if b.depth else 0):
+        here = cut & (order == k + 1)
+        has = here.any(axis=1)
+        col = np.argmax(here, axis=1)
+        t, j = trips[rows, col], np.maximum(jam[rows, col], 1)
+        kept = np.where(has, (t - t % j) / t, 1.0)
+        alone = []
+        for share, part in out:
+            a = part.a.copy()
+            a[rows[has], col[has], 5] = 0
+            alone.append((share * (1.0 - kept), Loops(a, part.pad)))
+        out = [(share * kept, part) for share, part in out] + alone
+    return out
 
 
 def stage_seconds(stage: StageInfo, nests: Sequence, m: Machine, relaxed: bool = True) -> np.ndarray:

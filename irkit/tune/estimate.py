@@ -181,9 +181,44 @@ def _body_uncached(body: Body, loops: list[NestLoop], stage: StageInfo, m: Machi
     for r in body.roots:
         points *= max(1, stage.extents.get(r, 1))
     cores, share = _cores(loops, m)
-    core = _core_seconds(body, loops, stage, m, points, relaxed) / share
+    core = 0.0
+    for part, nest in parts(loops, stage):
+        if part > 0.0:
+            core += part * _core_seconds(body, nest, stage, m, points, relaxed)
     mem = _memory_seconds(body, loops, m, packs, cores) / share
-    return max(core, mem) + _regions(loops) * m.parallel_overhead * (cores > 1)
+    return max(core / share, mem) + _regions(loops) * m.parallel_overhead * (cores > 1)
+
+
+def parts(loops: list[NestLoop], stage: StageInfo) -> list[tuple[float, list[NestLoop]]]:
+    """The nests the backend runs the points in, with the share of the points each runs: the whole
+    blocks, and the remainders a split or a register block leaves.
+
+    - The backend writes a vectorized innermost loop of constant trip count as explicit vectors
+      with its accumulators in registers; where a loop outside it, of its root, does not divide its
+      range by its step, the remainder runs in a copy of the nest whose innermost loop has a
+      run-time trip count (what is left) and whose accumulators stay in memory (a `float acc[W]`
+      array); with fewer iterations than the vector width its `simdlen` loop is gcc's scalar
+      epilogue (`_width`).
+    - An `unroll_jam` by J of a loop of T trips (not a reduction's) runs T mod J of them one at a
+      time, after the jammed ones: one accumulator, one chain.
+    Shares of 0 (a loop shorter than its step or its jam) are listed too; the caller skips them."""
+    out = [(1.0, loops)]
+    v = loops[-1]
+    if v.vector and v.constant:
+        whole, left = 1.0, v.range
+        for lp in loops[:-1]:
+            if lp.root == v.root and lp.range % lp.step:
+                whole *= (lp.range // lp.step) * lp.step / lp.range
+                left = min(left, lp.range % lp.step)
+        if whole < 1.0:
+            out = [(whole, loops), (1.0 - whole, [*loops[:-1], v._replace(range=left, trips=left, constant=False)])]
+    for i, lp in enumerate(loops):
+        if lp.jam > 1 and lp.trips % lp.jam and lp.root not in stage.reductions:
+            whole = (lp.trips - lp.trips % lp.jam) / lp.trips
+            out = [(share * whole, nest) for share, nest in out] + [
+                (share * (1.0 - whole), [*nest[:i], nest[i]._replace(jam=0), *nest[i + 1 :]]) for share, nest in out
+            ]
+    return out
 
 
 def _regions(loops: list[NestLoop]) -> float:
@@ -212,6 +247,8 @@ def _width(body: Body, loops: list[NestLoop], m: Machine, relaxed: bool) -> int:
     copies = max((math.prod(lp.jam for lp in jammed if lp.root in a.roots) for a in body.accesses if a.store), default=1) if jammed else 1
     if v.vector:
         width = lanes if v.vector < 0 else v.vector
+        if not v.constant and v.trips < width:
+            return 1  # fewer iterations than the vector (a remainder): gcc runs its scalar epilogue alone
         explicit = v.constant and v.range % width == 0 and v.range // width <= MAX_GROUPS
         if explicit or copies < 2:
             return width
