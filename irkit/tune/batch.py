@@ -30,6 +30,7 @@ from irkit.tune.estimate import (
     LOOP_CYCLES,
     SHORT_LOOP,
     Machine,
+    chain_cycles,
     distinct_accesses,
     dram_share,
     mark_values,
@@ -228,7 +229,7 @@ def core_seconds(
             varies = roots.varies[id(acc)][b.root]
             chains = np.where(varies[:, -1], np.maximum(w, v_range), np.where(w > 1, w, 1)).astype(float)
             chains = chains * np.where(block & varies, b.jam, 1).prod(axis=1)
-        chain = points * body.chain * m.fp_latency / (chains * m.frequency)
+        chain = points * chain_cycles(body, m) / (chains * m.frequency)
     out = np.maximum(np.maximum(fp, mem), np.maximum(chain, front)) * auto
     return np.where(copies > m.registers, math.inf, out)
 

@@ -35,6 +35,7 @@ from typing import NamedTuple
 
 from irkit.backends.c_simd import MAX_GROUPS
 from irkit.perf.reader import ALIAS_PATTERNS
+from irkit.perf.runtime import latency_cycles
 from irkit.tune.stages import Access, Body, StageInfo
 
 LOOP_CYCLES = 2.0  # instructions of loop control per iteration of the innermost loop (increment, compare-branch)
@@ -48,6 +49,8 @@ AUTO_VECTOR = 1.1  # a scalar loop of at most this many iterations gcc unrolls c
 
 
 _L1: dict[tuple[int, int], float] = {}
+# the latency classes a chain's ops fall in (`irkit.perf.reader.LATENCY_CLASS`, gcc's fold-left and vector maximum)
+LATENCY_CLASSES = ("add", "fma", "mul", "max", "div", "fold", "vmax")
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,7 @@ class Machine:
     simd_bits: int
     registers: int
     fp_latency: float
+    latency: dict[str, float]  # latency class -> cycles of one op of it on a chain (`irkit.perf.runtime.latency_cycles`)
     flops_w: dict[int, dict[int, float]]  # dtype bits -> instruction bits -> FLOP/s a core
     levels: tuple[tuple[float, float, float, int, float], ...]  # (effective bytes, line, bandwidth of the next, ways, overlap)
     dram_core: float
@@ -84,6 +88,7 @@ class Machine:
             simd_bits=simd,
             registers=32 if simd >= 512 else 16,
             fp_latency=float(v.get("fp_latency", 4.0)),
+            latency={cls: float(latency_cycles(cls, v) or v.get("fp_latency", 4.0)) for cls in LATENCY_CLASSES},
             flops_w={32: dict(v.get("flops_f32_w", {simd: v["flops_f32"]})), 64: dict(v.get("flops_f64_w", {simd: v.get("flops_f64", v["flops_f32"] / 2)}))},
             levels=tuple(out),
             dram_core=float(v.get("dram_bandwidth_core", v["dram_bandwidth"])),
@@ -341,7 +346,7 @@ def _core_seconds(body: Body, loops: list[NestLoop], stage: StageInfo, m: Machin
             elif w > 1:
                 chains = w  # a vectorised reduction: one chain per lane
             chains *= math.prod(lp.jam for lp in jams if acc.varies(lp.root)) or 1
-        chain = points * body.chain * m.fp_latency / (chains * m.frequency)
+        chain = points * chain_cycles(body, m) / (chains * m.frequency)
     return max(fp, mem, chain, front) * auto
 
 
@@ -379,6 +384,14 @@ def _memory_uncached(body: Body, loops: list[NestLoop], m: Machine, packs: dict,
         return 0.0
     top = max(t for t, _ in times)
     return top + sum(t * (1.0 - o) for t, o in times if t is not top) * 0.5
+
+
+def chain_cycles(body: Body, m: Machine) -> float:
+    """Cycles of one point's accumulation chain: its ops by latency class (an FMA's latency is not
+    an add's: 4 and 3 cycles on Zen 3), or `fp_latency` each where the body does not say."""
+    if not body.chain_kinds:
+        return body.chain * m.fp_latency
+    return sum(n * m.latency.get(cls, m.fp_latency) for cls, n in body.chain_kinds)
 
 
 def dram_share(m: Machine, cores: int) -> float:

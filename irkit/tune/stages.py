@@ -79,6 +79,7 @@ class Body:
     ops: tuple[tuple[str, int], ...]  # instruction kind -> count per point
     chain: int  # dependent FP ops an accumulation carries per point (0: none)
     dtype_bits: int = 32
+    chain_kinds: tuple[tuple[str, int], ...] = ()  # those ops by latency class (`irkit.perf.reader.LATENCY_CLASS`)
 
     @property
     def loads_first(self) -> tuple[Access, ...]:
@@ -220,6 +221,9 @@ def _add_body(path: list, stage: StageInfo | None, sizes: Mapping[str, int]) -> 
         return float(points * sum(a.elem for a in accesses))
     bits = 64 if any(a.elem == 8 for a in accesses) else 32
     stage.bodies.append(
-        Body(stage.name, roots, tuple(accesses), inner.flops, tuple(sorted(inner.ops.items())), inner.chain, bits)
+        Body(
+            stage.name, roots, tuple(accesses), inner.flops, tuple(sorted(inner.ops.items())), inner.chain, bits,
+            tuple(sorted((inner.chain_kinds or {}).items())),
+        )  # fmt: skip
     )
     return 0.0
