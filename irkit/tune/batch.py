@@ -33,7 +33,7 @@ from irkit.tune.estimate import (
     chain_cycles,
     distinct_accesses,
     dram_share,
-    mark_values,
+    loop_fields,
     row_sets,
 )  # fmt: skip
 from irkit.tune.stages import Access, Body, StageInfo
@@ -61,21 +61,10 @@ class Loops:
         the loop its copy is made in (-1 in rows that do not pack it)."""
         depth = max((len(nest.loops) for nest in nests), default=0)
         filler = (len(index), *FILLER)
-        extents, constant = stage.extents, stage.constant
         rows, packs = [], {}
         for j, nest in enumerate(nests):
             row = [filler] * (depth - len(nest.loops))
-            outer_step: dict[str, int] = {}
-            all_marks = nest.marks
-            for name, root, step in nest.loops:
-                rng = outer_step.get(root)
-                fixed = rng is not None or root in constant
-                if rng is None:
-                    rng = extents.get(root, 1)
-                marks = all_marks.get(name)
-                trips = max(1, -(-rng // step))
-                row.append((index[root], step, trips, rng, *(mark_values(marks) if marks else (0, 0, 0, False)), fixed))
-                outer_step[root] = step
+            row.extend((index[f[1]], *f[2:]) for f in loop_fields(nest, stage))
             rows.append(row)
             if nest.packs:
                 names = [loop[0] for loop in nest.loops]

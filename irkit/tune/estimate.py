@@ -30,6 +30,7 @@ error here costs search time, not the result.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -134,10 +135,15 @@ class NestLoop(NamedTuple):
 
 def nest_loops(nest, stage: StageInfo) -> list[NestLoop]:
     """The nest's loops with trip counts: a loop runs over its root's range in the next outer loop of the same root."""
-    out: list[NestLoop] = []
+    make = tuple.__new__  # NestLoop's fields in order, without its generated __new__ (the search makes millions)
+    return [make(NestLoop, fields) for fields in loop_fields(nest, stage)]
+
+
+def loop_fields(nest, stage: StageInfo) -> Iterator[tuple]:
+    """NestLoop's fields of each loop of the nest, outermost first (what `nest_loops` and the
+    batched model's arrays are made of)."""
     outer_step: dict[str, int] = {}
     extents, constant, all_marks = stage.extents, stage.constant, nest.marks
-    make = tuple.__new__  # NestLoop's fields in order, without its generated __new__ (the search makes millions)
     for name, root, step in nest.loops:
         rng = outer_step.get(root)
         fixed = rng is not None or root in constant
@@ -145,9 +151,8 @@ def nest_loops(nest, stage: StageInfo) -> list[NestLoop]:
             rng = extents.get(root, 1)
         marks = all_marks.get(name)
         trips = max(1, -(-rng // step))
-        out.append(make(NestLoop, (name, root, step, trips, rng, *(mark_values(marks) if marks else (0, 0, 0, False)), fixed)))
+        yield (name, root, step, trips, rng, *(mark_values(marks) if marks else (0, 0, 0, False)), fixed)
         outer_step[root] = step
-    return out
 
 
 def mark_values(marks: dict) -> tuple[int, int, int, bool]:
