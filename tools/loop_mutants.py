@@ -127,7 +127,8 @@ def small_buffer(text: str) -> list[Mutant]:
     return out
 
 
-def _nest(lines: list[str], start: int) -> tuple[int, int]:
+def nest_lines(lines: list[str], start: int) -> tuple[int, int]:
+    """The lines [start, end) of the loop whose header is line `start` (by indentation)."""
     indent = len(lines[start]) - len(lines[start].lstrip())
     end = start + 1
     while not (lines[end].startswith(" " * indent + "}") and len(lines[end]) - len(lines[end].lstrip()) == indent):
@@ -141,13 +142,13 @@ def swap_nests(text: str) -> list[Mutant]:
     for i, line in enumerate(lines):
         if "loop.for" not in line:
             continue
-        a = _nest(lines, i)
+        a = nest_lines(lines, i)
         j = a[1]
         if j >= len(lines) or "loop.for" not in lines[j] or lines[j][: len(line) - len(line.lstrip())].strip():
             continue
         if len(lines[j]) - len(lines[j].lstrip()) != len(line) - len(line.lstrip()):
             continue
-        b = _nest(lines, j)
+        b = nest_lines(lines, j)
         swapped = lines[:i] + lines[b[0] : b[1]] + lines[a[0] : a[1]] + lines[b[1] :]
         out.append((f"swap the nests at lines {i + 1} and {j + 1}", "".join(swapped)))
     return out

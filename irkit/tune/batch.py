@@ -6,10 +6,9 @@ expansions (hundreds to thousands of nests) and would spend most of its time
 in that function's Python, so this module computes the same figures for a
 batch: each body's loops become integer arrays (candidates x loop depth,
 padded on the outside with one-trip loops that move nothing), and every rule
-of `estimate._width`, `estimate._core_seconds`, `estimate._cores` and
-`estimate._regions` becomes an array expression over the batch.  The memory
-part stays the reference's own function: it is memoised by the loops' shape
-and most candidates of a step share it with an earlier one.
+of `estimate.body_seconds` (the width, in-core and memory time, cores,
+parallel regions, the remainders' parts) becomes an array expression over
+the batch.
 
 The two must agree: `tests/unit/test_tune_batch.py` checks every candidate a
 search scores against the reference.
@@ -105,12 +104,31 @@ def _table(values: np.ndarray, f) -> np.ndarray:
 
 
 class _Roots:
-    """Per access, which roots (by index, the pad last) it varies in and moves by single elements along."""
+    """The roots of a batch by index (the pad last, `Loops`), and tables over them: per access, the
+    roots it varies in and moves by single elements along; the stage's reductions."""
 
-    def __init__(self, body: Body, index: dict[str, int]) -> None:
-        names = sorted(index, key=index.get)  # type: ignore[arg-type]
-        self.varies = {id(a): np.array([a.varies(r) for r in names] + [False]) for a in body.accesses}
-        self.unit = {id(a): np.array([a.unit(r) for r in names] + [True]) for a in body.accesses}
+    def __init__(self, index: dict[str, int], stage: StageInfo) -> None:
+        self.index = index
+        self.names = sorted(index, key=index.get)  # type: ignore[arg-type]
+        self.reduction = self.table(lambda r: r in stage.reductions)
+        self._varies: dict[int, np.ndarray] = {}
+        self._unit: dict[int, np.ndarray] = {}
+
+    def table(self, test, pad: bool = False) -> np.ndarray:
+        """`test` of each root, by index; `pad` for the padding loops."""
+        return np.array([test(r) for r in self.names] + [pad])
+
+    def varies(self, a: Access) -> np.ndarray:
+        got = self._varies.get(id(a))
+        if got is None:
+            got = self._varies[id(a)] = self.table(a.varies)
+        return got
+
+    def unit(self, a: Access) -> np.ndarray:
+        got = self._unit.get(id(a))
+        if got is None:
+            got = self._unit[id(a)] = self.table(a.unit, pad=True)
+        return got
 
 
 def _width(body: Body, b: Loops, roots: _Roots, m: Machine, relaxed: bool) -> np.ndarray:
@@ -122,21 +140,19 @@ def _width(body: Body, b: Loops, roots: _Roots, m: Machine, relaxed: bool) -> np
     if jammed.any():
         stores = [a for a in body.accesses if a.store]
         if stores:
-            copies = np.max(
-                [np.where(jammed & roots.varies[id(a)][b.root], b.jam, 1).prod(axis=1) for a in stores], axis=0
-            )
+            copies = np.max([np.where(jammed & roots.varies(a)[b.root], b.jam, 1).prod(axis=1) for a in stores], axis=0)
     width = np.where(v_vec < 0, lanes, v_vec)
     safe = np.maximum(width, 1)
     explicit = b.constant[:, -1] & (v_range % safe == 0) & (v_range // safe <= MAX_GROUPS)
     directive = (v_vec != 0) & (explicit | (copies < 2))
     auto = (b.step[:, -1] == 1) & (b.trips[:, -1] >= lanes)
     for a in body.accesses:
-        auto &= roots.unit[id(a)][v_root]
+        auto &= roots.unit(a)[v_root]
     if body.chain and not relaxed:
         stored_moves = np.zeros(len(v_root), dtype=bool)
         for a in body.accesses:
             if a.store:
-                stored_moves |= roots.varies[id(a)][v_root]
+                stored_moves |= roots.varies(a)[v_root]
         auto &= stored_moves
     gcc = np.where((copies < ALIAS_PATTERNS) & auto, -lanes, 1)
     remainder = (v_vec != 0) & ~b.constant[:, -1] & (b.trips[:, -1] < width)  # gcc's scalar epilogue alone
@@ -152,9 +168,7 @@ def _after(varies: np.ndarray) -> np.ndarray:
     return out
 
 
-def core_seconds(
-    body: Body, b: Loops, roots: _Roots, stage: StageInfo, m: Machine, points: int, relaxed: bool, index: dict[str, int]
-) -> np.ndarray:
+def core_seconds(body: Body, b: Loops, roots: _Roots, m: Machine, points: int, relaxed: bool) -> np.ndarray:
     """`estimate._core_seconds` for every row."""
     bits = body.dtype_bits
     lanes = m.lanes(bits)
@@ -162,8 +176,7 @@ def core_seconds(
     auto = np.where(signed < 0, AUTO_VECTOR, 1.0)
     w = np.abs(signed)
     v_root, v_vec, v_range = b.root[:, -1], b.vector[:, -1], b.range[:, -1]
-    reduction = np.array([r in stage.reductions for r in sorted(index, key=index.get)] + [False])  # type: ignore[arg-type]
-    block = (b.jam > 1) & ~reduction[b.root]  # the register block's jammed loops (`jam_at`)
+    block = (b.jam > 1) & ~roots.reduction[b.root]  # the register block's jammed loops (`jam_at`)
     jam = np.where(block, b.jam, 1)
     copies = jam.prod(axis=1)
     fp = points * body.flops / _table(w, lambda x: m.flops(bits, x)) if body.flops else np.zeros(len(w))
@@ -182,10 +195,10 @@ def core_seconds(
     loads, stores, l1, held = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
     around = ~block[:, :-1]
     for a in body.loads_first:
-        varies = roots.varies[id(a)][b.root]
+        varies = roots.varies(a)[b.root]
         share = np.where(block & ~varies, b.jam, 1).prod(axis=1)
         inner = varies[:, -1]
-        unit = roots.unit[id(a)][v_root]
+        unit = roots.unit(a)[v_root]
         count = np.where(unit, 1.0 / w, 1.0) / share
         reuse = np.ones(n)
         open_ = np.ones(n, dtype=bool)
@@ -215,7 +228,7 @@ def core_seconds(
         chains = np.ones(n)
         acc = next((a for a in body.accesses if a.store), None)
         if acc is not None:
-            varies = roots.varies[id(acc)][b.root]
+            varies = roots.varies(acc)[b.root]
             chains = np.where(varies[:, -1], np.maximum(w, v_range), np.where(w > 1, w, 1)).astype(float)
             chains = chains * np.where(block & varies, b.jam, 1).prod(axis=1)
         chain = points * chain_cycles(body, m) / (chains * m.frequency)
@@ -285,13 +298,13 @@ def _footprints(
 
 
 def memory_seconds(
-    body: Body, b: Loops, index: dict[str, int], packed: dict[str, np.ndarray], m: Machine, used: np.ndarray
+    body: Body, b: Loops, roots: _Roots, packed: dict[str, np.ndarray], m: Machine, used: np.ndarray
 ) -> np.ndarray:
-    """`estimate._memory_uncached` for every row; `packed[tensor]` the depth of its pack loop (-1: none)."""
+    """`estimate._memory_seconds` for every row; `packed[tensor]` the depth of its pack loop (-1: none)."""
     accesses = distinct_accesses(body.accesses)
     n, depth = b.trips.shape
     rows_at = np.arange(n)
-    moves = [_moves(_varies_of(a, b, index), b) for a in accesses]
+    moves = [_moves(roots.varies(a)[b.root], b) for a in accesses]
     pack = [packed.get(a.tensor) for a in accesses]
     shapes: dict[float, list] = {}
     times = []
@@ -300,7 +313,7 @@ def memory_seconds(
         table = shapes.get(line)
         if table is None:
             table = shapes[line] = [
-                _footprints(a, b, index, line, np.where(p >= 0, p, depth) if p is not None else np.full(n, depth))
+                _footprints(a, b, roots.index, line, np.where(p >= 0, p, depth) if p is not None else np.full(n, depth))
                 for a, p in zip(accesses, pack)
             ]
         sets = max(1, int(size // (line * ways)))
@@ -337,42 +350,25 @@ def memory_seconds(
     return out
 
 
-def _varies_of(a: Access, b: Loops, index: dict[str, int]) -> np.ndarray:
-    table = np.zeros(len(index) + 1, dtype=bool)
-    for r in a.roots:
-        if r in index:
-            table[index[r]] = True
-    return table[b.root]
-
-
 def body_seconds(
-    body: Body,
-    b: Loops,
-    packed: dict[str, np.ndarray],
-    index: dict[str, int],
-    stage: StageInfo,
-    m: Machine,
-    relaxed: bool,
+    body: Body, b: Loops, packed: dict[str, np.ndarray], roots: _Roots, stage: StageInfo, m: Machine, relaxed: bool
 ) -> np.ndarray:
-    """`estimate._body_uncached` for every row of `b`, the body's own loops."""
-    roots = _Roots(body, index)
+    """`estimate.body_seconds` for every row of `b`, the body's own loops."""
     points = 1
     for r in body.roots:
         points *= max(1, stage.extents.get(r, 1))
     used, speed, regions = cores(b, m)
     core = np.zeros(len(used))
     with np.errstate(invalid="ignore"):  # 0 x inf in a part no row runs
-        for share, part in parts(b, stage, index):
+        for share, part in parts(b, roots):
             if not (share > 0.0).any():
                 continue
-            core = core + np.where(
-                share > 0.0, share * core_seconds(body, part, roots, stage, m, points, relaxed, index), 0.0
-            )
-    mem = memory_seconds(body, b, index, packed, m, used) / speed
+            core = core + np.where(share > 0.0, share * core_seconds(body, part, roots, m, points, relaxed), 0.0)
+    mem = memory_seconds(body, b, roots, packed, m, used) / speed
     return np.maximum(core / speed, mem) + regions * m.parallel_overhead * (used > 1)
 
 
-def parts(b: Loops, stage: StageInfo, index: dict[str, int]) -> list[tuple[np.ndarray, Loops]]:
+def parts(b: Loops, roots: _Roots) -> list[tuple[np.ndarray, Loops]]:
     """`estimate.parts` for every row: (share of the points, the nests they run in), in the
     reference's order; a row without a remainder has share 0 in the parts of that remainder."""
     v_root = b.root[:, -1]
@@ -390,9 +386,8 @@ def parts(b: Loops, stage: StageInfo, index: dict[str, int]) -> list[tuple[np.nd
         a[:, -1, 2] = a[:, -1, 3] = np.where(whole < 1.0, left, a[:, -1, 3])  # trips and range: what is left
         a[:, -1, 8] &= whole == 1.0  # a run-time trip count
         out = [(whole, b), (1.0 - whole, Loops(a, b.pad))]
-    reduction = np.array([r in stage.reductions for r in sorted(index, key=index.get)] + [False])  # type: ignore[arg-type]
     jam, trips = b.jam, b.trips
-    cut = (jam > 1) & ~reduction[b.root] & (trips % np.maximum(jam, 1) != 0)
+    cut = (jam > 1) & ~roots.reduction[b.root] & (trips % np.maximum(jam, 1) != 0)
     rows = np.arange(len(v_root))
     order = np.cumsum(cut, axis=1)
     # the reference splits at each row's cut loops in loop order: the k-th of each row here
@@ -421,9 +416,9 @@ def stage_seconds(stage: StageInfo, nests: Sequence, m: Machine, relaxed: bool =
         for _, root, _ in nest.loops:
             index.setdefault(root, len(index))
     loops, packs = Loops.of_nests(nests, stage, index)
-    names = sorted(index, key=index.get)  # type: ignore[arg-type]
+    roots = _Roots(index, stage)
     for body in stage.bodies:
-        rows, mine, packed = loops.only(np.array([r in body.roots for r in names] + [False]), packs)
+        rows, mine, packed = loops.only(roots.table(body.roots.__contains__), packs)
         if rows.any():
-            total[rows] += body_seconds(body, mine, packed, index, stage, m, relaxed)
+            total[rows] += body_seconds(body, mine, packed, roots, stage, m, relaxed)
     return total

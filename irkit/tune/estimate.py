@@ -1,4 +1,5 @@
-"""The tuner's screening model: seconds of one stage under a candidate nest, in microseconds of Python.
+"""The tuner's screening model, one candidate at a time: the reference `irkit.tune.batch` computes over
+a batch (the search prices with that one; the tests hold the two equal).
 
 `irkit predict` lowers a document and analyses its loop IR symbolically
 (0.2-2.5 s a document); a search that ranks tens of thousands of
@@ -20,7 +21,9 @@ structure as the full model, simplified:
   row stride folds it onto few cache sets; a packed tensor is contiguous),
   times the trips of the loops around it that move the access;
 - the levels composed as the full model does (the largest, plus the others
-  by their overlap), cores from the parallel loop's static share.
+  by their overlap), cores from the parallel loop's static share;
+- the remainders a split or a register block leaves priced as the nests the
+  backend runs them in (`parts`).
 
 It ranks; it does not promise.  The tuner re-ranks its best candidates with
 the full model and measures the best of those (`irkit.tune.search`), so an
@@ -41,7 +44,6 @@ from irkit.tune.stages import Access, Body, StageInfo
 
 LOOP_CYCLES = 2.0  # instructions of loop control per iteration of the innermost loop (increment, compare-branch)
 ISSUE_WIDTH = 4.0
-MEMO_LIMIT = 200_000  # entries of each memo table before it is cleared
 SHORT_LOOP = 8
 # gcc's own vectorisation of a loop without irkit's pragma or explicit vectors is priced this much
 # slower: gcc versions it for aliasing and peels for alignment, and the full model's figures for a
@@ -167,26 +169,9 @@ def stage_seconds(stage: StageInfo, nest, m: Machine, relaxed: bool = True) -> f
     return sum(body_seconds(b, [lp for lp in loops if lp.root in b.roots], stage, m, nest.packs, relaxed) for b in stage.bodies)
 
 
-# (body, machine, nest) -> seconds, for stages of several bodies: candidates that differ in the loops
-# of one body only price the others again (a stage of one body is memoised whole by the search)
-_BODIES: dict[tuple, float] = {}
-
-
 def body_seconds(body: Body, loops: list[NestLoop], stage: StageInfo, m: Machine, packs: dict, relaxed: bool) -> float:
     if not loops:
         return 0.0
-    if len(stage.bodies) < 2:
-        return _body_uncached(body, loops, stage, m, packs, relaxed)
-    key = (id(body), id(m), relaxed, tuple(loops), tuple(sorted(packs.items())))
-    got = _BODIES.get(key)
-    if got is None:
-        if len(_BODIES) > MEMO_LIMIT:
-            _BODIES.clear()
-        got = _BODIES[key] = _body_uncached(body, loops, stage, m, packs, relaxed)
-    return got
-
-
-def _body_uncached(body: Body, loops: list[NestLoop], stage: StageInfo, m: Machine, packs: dict, relaxed: bool) -> float:
     points = 1
     for r in body.roots:
         points *= max(1, stage.extents.get(r, 1))
@@ -355,20 +340,7 @@ def _core_seconds(body: Body, loops: list[NestLoop], stage: StageInfo, m: Machin
     return max(fp, mem, chain, front) * auto
 
 
-_MEMORY: dict[tuple, float] = {}  # candidates that differ only in marks share their memory time
-
-
 def _memory_seconds(body: Body, loops: list[NestLoop], m: Machine, packs: dict, cores: int) -> float:
-    key = (id(body), id(m), cores, tuple((lp.root, lp.range, lp.trips, lp.name in packs.values()) for lp in loops), tuple(sorted(packs.items())))
-    got = _MEMORY.get(key)
-    if got is None:
-        if len(_MEMORY) > MEMO_LIMIT:
-            _MEMORY.clear()
-        got = _MEMORY[key] = _memory_uncached(body, loops, m, packs, cores)
-    return got
-
-
-def _memory_uncached(body: Body, loops: list[NestLoop], m: Machine, packs: dict, cores: int) -> float:
     accesses = distinct_accesses(body.accesses)
     n = len(loops)
     packed_at = {t: i for t, loop in packs.items() for i, lp in enumerate(loops) if lp.name == loop}

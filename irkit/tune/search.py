@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from irkit.passes.schedule._blocking import MAY_FOLLOW
 from irkit.tune import batch
 from irkit.tune.candidate import Candidate, extend, next_entries, start
-from irkit.tune.estimate import Machine, stage_seconds
+from irkit.tune.estimate import Machine
 from irkit.tune.stages import KernelInfo
 
 
@@ -56,14 +56,9 @@ class Scored:
 DIRECTIVE_COST = 0.003
 
 
-def score(c: Candidate, kernels: list[KernelInfo], m: Machine) -> tuple[float, tuple[float, ...]]:
-    """Sum of log seconds over the sizes (plus DIRECTIVE_COST a directive), and the seconds at each."""
-    secs = tuple(stage_seconds(k.stages[c.stage], c.nest, m, k.relaxed) for k in kernels)
-    return sum(math.log(max(s, 1e-12)) for s in secs) + DIRECTIVE_COST * len(c.entries), secs
-
-
 def score_batch(cands: list[Candidate], kernels: list[KernelInfo], m: Machine) -> list[tuple[float, tuple[float, ...]]]:
-    """`score` of every candidate (all of one stage), priced by the batched model (`irkit.tune.batch`)."""
+    """Per candidate (all of one stage): the sum of log seconds over the sizes (plus DIRECTIVE_COST a
+    directive), and the seconds at each, priced by the batched screening model (`irkit.tune.batch`)."""
     if not cands:
         return []
     stage = cands[0].stage
@@ -103,22 +98,19 @@ def beam_search(
     t0 = time.perf_counter()
     before = stats.seconds  # the stages searched before this one, whose candidates `stats` counts too
     root = start(info, reads)
-    s, secs = score(root, kernels, m)
     seen = {_digest(root.key())}
-    beam = [Scored(s, "", root, secs)]
-    seeds = [
+    first = [root]
+    for seed_c in [
         *register_blocks(root, info, lanes, m.registers, m.cores),
         *cache_blocks(root, info, lanes, m.registers, m.cores, [size for size, *_ in m.levels]),
         *cache_tiles(root, info, m.cores),
-    ]
-    for seed_c in seeds:
+    ]:
         digest = _digest(seed_c.key())
         if digest not in seen:
             seen.add(digest)
-            sc, secs = score(seed_c, kernels, m)
-            stats.evaluated += 1
-            beam.append(Scored(sc, seed_c.text, seed_c, secs))
-    beam.sort()
+            first.append(seed_c)
+    stats.evaluated += len(first) - 1  # the seeds
+    beam = sorted(Scored(sc, c.text, c, secs) for c, (sc, secs) in zip(first, score_batch(first, kernels, m)))
     best: list[Scored] = list(beam)
     _CONTEXT.update(kernels=kernels, machine=m, info=info, lanes=lanes)
     _SCORED.clear()
@@ -239,8 +231,7 @@ def _expand(job) -> tuple[list[tuple], int]:
         sc, secs = _SCORED[key]
         items = list(bases[rank])
         bisect.insort(items, _sig_item(e))  # `signature(c.entries)`, from the state's without sorting again
-        shape = hash((tuple(loop[0] for loop in c.nest.loops), tuple(items)))  # `_shape(c)`
-        rows.append((sc, c.text, rank, i, _digest(key), secs, e, shape))
+        rows.append((sc, c.text, rank, i, _digest(key), secs, e, _shape_of(c.nest, tuple(items))))
     return rows, refused
 
 
@@ -482,9 +473,13 @@ def _sig_item(e: dict) -> tuple[str, str, str]:
 
 
 def _shape(c: Candidate) -> int:
+    return _shape_of(c.nest, signature(c.entries))
+
+
+def _shape_of(nest, sig: tuple) -> int:
     """A nest's shape (loop order and directive kinds, as `_diverse` compares them) as one integer,
     the same in every worker (forked from this process: one hash seed)."""
-    return hash((tuple(loop[0] for loop in c.nest.loops), signature(c.entries)))
+    return hash((tuple(loop[0] for loop in nest.loops), sig))
 
 
 def _diverse(ranked: list[Scored], n: int, shape: Callable[[Scored], object] = lambda s: _shape(s.candidate)) -> list[Scored]:

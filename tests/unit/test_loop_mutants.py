@@ -9,12 +9,7 @@ Every mutant that changes the results at the catalogue's sizes must be reported 
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).parents[2]))
-
-from tools import loop_mutants  # noqa: E402
+from tools import loop_mutants
 
 
 def test_every_result_changing_mutant_is_caught_and_no_legal_edit_is_flagged():

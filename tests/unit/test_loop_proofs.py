@@ -40,6 +40,7 @@ from irkit.dialects import loop as lp
 from irkit.frontend import parse_design
 from irkit.raising.verify import lowered_loops
 from irkit.tools.opt import make_full_context
+from tools.loop_mutants import nest_lines
 
 ROOT = Path(__file__).parents[2]
 DOCUMENTS = sorted((ROOT / "examples").glob("*.design")) + sorted((ROOT / "bench" / "documents").glob("*.design"))
@@ -262,21 +263,12 @@ def test_a_corrupted_bound_is_an_error_at_its_directive(edit, directive, expecte
 # ---- dataflow corruptions ------------------------------------------------------------------
 
 
-def _nest(lines: list[str], start: int) -> tuple[int, int]:
-    """The lines [start, end) of the loop whose header is line `start` (by indentation)."""
-    indent = len(lines[start]) - len(lines[start].lstrip())
-    end = start + 1
-    while not (lines[end].startswith(" " * indent + "}") and len(lines[end]) - len(lines[end].lstrip()) == indent):
-        end += 1
-    return start, end + 1
-
-
 def _swapped(text: str, first: str, second: str) -> str:
     """`text` with the loop nest whose header holds `first` and the one right after it (holding
     `second`) in the other order."""
     lines = text.splitlines(keepends=True)
-    a = _nest(lines, next(i for i, line in enumerate(lines) if first in line))
-    b = _nest(lines, a[1])
+    a = nest_lines(lines, next(i for i, line in enumerate(lines) if first in line))
+    b = nest_lines(lines, a[1])
     assert second in lines[b[0]], lines[b[0]]
     return "".join(lines[: a[0]] + lines[b[0] : b[1]] + lines[a[0] : a[1]] + lines[b[1] :])
 
@@ -359,7 +351,7 @@ def test_a_register_tile_copied_out_over_part_of_its_block_is_an_error():
     def edit(text: str) -> str:
         lines = text.splitlines(keepends=True)
         ki = next(i for i, line in enumerate(lines) if 'loop_name = "ki"' in line)
-        start, end = _nest(lines, ki)
+        start, end = nest_lines(lines, ki)
         out = next(i for i in range(end, len(lines)) if 'loop_name = "jv"' in lines[i])
         lines[out] = lines[out].replace("((d0 + 16))", "((d0 + 8))", 1)
         return "".join(lines)

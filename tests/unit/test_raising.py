@@ -268,14 +268,19 @@ def test_document_with_col_major_layout_is_reported_against_row_major_code():
 # ---- irkit verify ---------------------------------------------------------------------------
 
 
+def _edited_loops(tmp_path: Path, name: str, anchor: str, replacement: str) -> str:
+    """The path of the example's loop IR with its one `anchor` replaced."""
+    text = str(lowered_loops(parse_design((EXAMPLES / f"{name}.design").read_text(), example(name))))
+    assert text.count(anchor) == 1
+    path = tmp_path / f"{name}-edited.mlir"
+    path.write_text(text.replace(anchor, replacement))
+    return str(path)
+
+
 def _edited_rowsum(tmp_path: Path) -> tuple[str, str]:
     """(path of rowsum's loop IR with the sum made a max, the document's line of the statement)."""
-    text = str(lowered_loops(parse_design((EXAMPLES / "rowsum.design").read_text(), example("rowsum"))))
-    anchor = "arith.addf %s_1, %X_1"
-    assert text.count(anchor) == 1
-    path = tmp_path / "rowsum-edited.mlir"
-    path.write_text(text.replace(anchor, "arith.maximumf %s_1, %X_1"))
-    return str(path), line_of((EXAMPLES / "rowsum.design").read_text(), r"^\s*s\[i\] \+=")
+    path = _edited_loops(tmp_path, "rowsum", "arith.addf %s_1, %X_1", "arith.maximumf %s_1, %X_1")
+    return path, line_of((EXAMPLES / "rowsum.design").read_text(), r"^\s*s\[i\] \+=")
 
 
 @pytest.mark.parametrize("name", RAISABLE)
@@ -337,12 +342,8 @@ def test_verify_json_ok(capsys):
 
 
 def test_verify_json_several_differences(capsys, tmp_path):
-    text = str(lowered_loops(parse_design((EXAMPLES / "blur.design").read_text(), example("blur"))))
-    anchor = "((d0 + 2), (d1 + 34))>(%H, %yo)"
-    assert text.count(anchor) == 1
-    loops = tmp_path / "blur-halo.mlir"
-    loops.write_text(text.replace(anchor, "((d0 + 1), (d1 + 33))>(%H, %yo)"))
-    status, out, err = run(irkit_main, capsys, "verify", example("blur"), "--loops", str(loops), "--json")
+    loops = _edited_loops(tmp_path, "blur", "((d0 + 2), (d1 + 34))>(%H, %yo)", "((d0 + 1), (d1 + 33))>(%H, %yo)")
+    status, out, err = run(irkit_main, capsys, "verify", example("blur"), "--loops", loops, "--json")
     assert status == 1, err
     payload = json.loads(out)
     assert payload["ok"] is False and len(payload["differences"]) >= 2
@@ -372,16 +373,12 @@ def test_verify_unparsable_loops_is_a_diagnostic(capsys, tmp_path):
 
 def test_verify_unsupported_construct_is_a_located_error(capsys, tmp_path):
     """A loop bound raising cannot read: an error at the directive that made the loop, never a guess."""
-    text = str(lowered_loops(parse_design((EXAMPLES / "rowsum.design").read_text(), example("rowsum"))))
-    anchor = 'affine_map<() -> (0)>() to affine_map<(d0) -> (d0)>(%N) step 1 {loop_name = "j"'
-    assert text.count(anchor) == 1
-    loops = tmp_path / "rowsum-max.mlir"
-    loops.write_text(
-        text.replace(
-            anchor, 'affine_map<(d0) -> (0, (d0 - 64))>(%N) to affine_map<(d0) -> (d0)>(%N) step 1 {loop_name = "j"'
-        )
-    )
-    status, out, err = run(irkit_main, capsys, "verify", example("rowsum"), "--loops", str(loops))
+    loops = _edited_loops(
+        tmp_path, "rowsum",
+        'affine_map<() -> (0)>() to affine_map<(d0) -> (d0)>(%N) step 1 {loop_name = "j"',
+        'affine_map<(d0) -> (0, (d0 - 64))>(%N) to affine_map<(d0) -> (d0)>(%N) step 1 {loop_name = "j"',
+    )  # fmt: skip
+    status, out, err = run(irkit_main, capsys, "verify", example("rowsum"), "--loops", loops)
     assert status == 1 and out == ""
     line = line_of((EXAMPLES / "rowsum.design").read_text(), r"^\s*vectorize j by 16")
     assert (
@@ -605,16 +602,16 @@ def test_strided_convolution_with_the_wrong_extent_is_reported(capsys, tmp_path)
 def test_verify_says_when_it_cannot_decide(capsys, tmp_path):
     """A legal loop raising cannot read (a lower bound written as a maximum, max(0, N - N)) is
     neither 'ok' nor a difference: the third outcome, said with why."""
-    text = str(lowered_loops(parse_design((EXAMPLES / "rowsum.design").read_text(), example("rowsum"))))
-    anchor = "loop.for %j = affine_map<() -> (0)>() to"
-    assert text.count(anchor) == 1
-    loops = tmp_path / "rowsum-max.mlir"
-    loops.write_text(text.replace(anchor, "loop.for %j = affine_map<(d0) -> (0, (d0 - d0))>(%N) to"))
-    status, out, _ = run(irkit_main, capsys, "verify", example("rowsum"), "--loops", str(loops), "--json")
+    loops = _edited_loops(
+        tmp_path, "rowsum",
+        "loop.for %j = affine_map<() -> (0)>() to",
+        "loop.for %j = affine_map<(d0) -> (0, (d0 - d0))>(%N) to",
+    )  # fmt: skip
+    status, out, _ = run(irkit_main, capsys, "verify", example("rowsum"), "--loops", loops, "--json")
     payload = json.loads(out)
     assert status == 1 and payload["outcome"] == "undecided" and payload["differences"] == []
     assert "its lower bound is a maximum" in payload["undecided"][0]["message"]
-    status, _, err = run(irkit_main, capsys, "verify", example("rowsum"), "--loops", str(loops))
+    status, _, err = run(irkit_main, capsys, "verify", example("rowsum"), "--loops", loops)
     assert status == 1
     assert err.rstrip().endswith("could not decide whether the loop IR given computes what the document asks: "
                                  "1 part it cannot prove or raise (above)")  # fmt: skip
