@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -29,11 +30,13 @@ from irkit.tune.estimate import (
     LOOP_CYCLES,
     SHORT_LOOP,
     Machine,
+    body_points,
     chain_cycles,
     distinct_accesses,
     dram_share,
     loop_fields,
     row_sets,
+    sibling_instructions,
 )  # fmt: skip
 from irkit.tune.stages import Access, Body, StageInfo
 
@@ -168,8 +171,10 @@ def _after(varies: np.ndarray) -> np.ndarray:
     return out
 
 
-def core_seconds(body: Body, b: Loops, roots: _Roots, m: Machine, points: int, relaxed: bool) -> np.ndarray:
-    """`estimate._core_seconds` for every row."""
+def core_seconds(
+    body: Body, b: Loops, roots: _Roots, m: Machine, points: int, relaxed: bool, others: np.ndarray
+) -> np.ndarray:
+    """`estimate._core_seconds` for every row; `others` as `estimate.body_seconds` has it, a row's."""
     bits = body.dtype_bits
     lanes = m.lanes(bits)
     signed = _width(body, b, roots, m, relaxed)
@@ -182,10 +187,10 @@ def core_seconds(body: Body, b: Loops, roots: _Roots, m: Machine, points: int, r
     fp = points * body.flops / _table(w, lambda x: m.flops(bits, x)) if body.flops else np.zeros(len(w))
     ops = body.op_table
     if ops.get("div", 0):
-        fp = fp + points * ops["div"] / (m.div_rate[bits] * (w / lanes))
+        fp = fp + points * ops["div"] / (m.div_rate[bits] * (np.minimum(w, lanes) / lanes))
     exps = ops.get("exp", 0) + ops.get("exp_libm", 0) * 4
     if exps:
-        fp = fp + points * exps / (m.exp_rate[bits] * (w / lanes))
+        fp = fp + points * exps / (m.exp_rate[bits] * (np.minimum(w, lanes) / lanes))
     vectors = np.maximum(1.0, np.ceil(v_range * bits / m.simd_bits))
     safe = np.maximum(w, 1)
     in_registers = b.constant[:, -1] & (
@@ -221,19 +226,43 @@ def core_seconds(body: Body, b: Loops, roots: _Roots, m: Machine, points: int, r
         else:
             loads = loads + count
     mem = points * l1
-    front = points * (loads + stores + body.op_total / w + LOOP_CYCLES / (w * copies * np.maximum(1, b.unroll[:, -1])))
-    front = front / ISSUE_WIDTH / m.frequency
+    per_point = loads + stores + body.op_total / w + LOOP_CYCLES / (w * copies * np.maximum(1, b.unroll[:, -1]))
+    front = points * per_point / ISSUE_WIDTH / m.frequency
     chain = np.zeros(n)
     if body.chain:
         chains = np.ones(n)
+        in_flight = np.ones(n)
         acc = next((a for a in body.accesses if a.store), None)
         if acc is not None:
             varies = roots.varies(acc)[b.root]
             chains = np.where(varies[:, -1], np.maximum(w, v_range), np.where(w > 1, w, 1)).astype(float)
             chains = chains * np.where(block & varies, b.jam, 1).prod(axis=1)
-        chain = points * chain_cycles(body, m) / (chains * m.frequency)
+            # the loops whose iterations start a new chain (`estimate._in_flight`); not the padding
+            starts = (varies | ~roots.reduction[b.root]) & (b.root != b.pad)
+            in_flight = np.where(varies[:, -1], 1.0, _in_flight(starts, block, b, m, per_point, others / w))
+        chain = points * chain_cycles(body, m) / (chains * in_flight * m.frequency)
     out = np.maximum(np.maximum(fp, mem), np.maximum(chain, front)) * auto
     return np.where(copies > m.registers, math.inf, out)
+
+
+def _in_flight(
+    starts: np.ndarray, block: np.ndarray, b: Loops, m: Machine, per_point: np.ndarray, others: np.ndarray
+) -> np.ndarray:
+    """`estimate._in_flight` for every row (`starts`: the loops whose iterations start a new chain)."""
+    n = len(per_point)
+    if m.window <= 0.0:
+        return np.ones(n)
+    rows = np.arange(n)
+    inner = starts[:, :-1]
+    entry = np.where(inner.any(axis=1), b.depth - 2 - np.argmax(inner[:, ::-1], axis=1), -1)
+    cols = np.arange(b.depth)[None, :]
+    points = np.where(cols > entry[:, None], b.trips, 1).prod(axis=1).astype(float)
+    at = np.maximum(entry, 0)
+    jammed = (entry >= 0) & block[rows, at]
+    points = np.where(jammed, points * b.jam[rows, at], points)
+    first = (b.root == b.pad).sum(axis=1)  # the body's first own loop (after the padding)
+    between = np.where(entry == first, others / b.trips[rows, at], 0.0)
+    return 1.0 + m.window / np.maximum(points * per_point + between, 1.0)
 
 
 def cores(b: Loops, m: Machine) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -297,25 +326,42 @@ def _footprints(
     return rows_out, per_row_out
 
 
-def memory_seconds(
-    body: Body, b: Loops, roots: _Roots, packed: dict[str, np.ndarray], m: Machine, used: np.ndarray
-) -> np.ndarray:
-    """`estimate._memory_seconds` for every row; `packed[tensor]` the depth of its pack loop (-1: none)."""
+class MemoryTables(NamedTuple):
+    """What a body's memory terms are computed from (`estimate._memory_tables`), for every row."""
+
+    accesses: list[Access]
+    moves: list[np.ndarray]
+    pack: list[np.ndarray | None]  # per access: the depth of its pack loop (-1: none), or None
+    shapes: dict[float, list[tuple[np.ndarray, np.ndarray]]]  # line -> per access (rows, lines per row)
+
+
+def memory_tables(body: Body, b: Loops, roots: _Roots, packed: dict[str, np.ndarray], m: Machine) -> MemoryTables:
     accesses = distinct_accesses(body.accesses)
     n, depth = b.trips.shape
-    rows_at = np.arange(n)
     moves = [_moves(roots.varies(a)[b.root], b) for a in accesses]
     pack = [packed.get(a.tensor) for a in accesses]
     shapes: dict[float, list] = {}
-    times = []
-    last = len(m.levels) - 1
-    for level, (size, line, next_bw, ways, overlap) in enumerate(m.levels):
-        table = shapes.get(line)
-        if table is None:
-            table = shapes[line] = [
+    for _, line, *_ in m.levels:
+        if line not in shapes:
+            shapes[line] = [
                 _footprints(a, b, roots.index, line, np.where(p >= 0, p, depth) if p is not None else np.full(n, depth))
                 for a, p in zip(accesses, pack)
             ]
+    return MemoryTables(accesses, moves, pack, shapes)
+
+
+def level_times(
+    tables: MemoryTables, b: Loops, m: Machine, used: np.ndarray, factors: list[list[np.ndarray] | None] | None = None
+) -> list[tuple[np.ndarray, float]]:
+    """`estimate._level_times` for every row; `factors[level]`, when given, one array an access
+    (`estimate._reuse_factor` in each row)."""
+    accesses, moves, pack, shapes = tables
+    n, depth = b.trips.shape
+    rows_at = np.arange(n)
+    times = []
+    last = len(m.levels) - 1
+    for level, (size, line, next_bw, ways, overlap) in enumerate(m.levels):
+        table = shapes[line]
         sets = max(1, int(size // (line * ways)))
         starts = [row_sets(a, line, sets) for a in accesses]
         lines_at = []
@@ -331,8 +377,10 @@ def memory_seconds(
         run = np.logical_and.accumulate(fits[:, ::-1], axis=1).sum(axis=1) if depth > 1 else np.zeros(n, dtype=np.int64)
         fit = depth - 1 - run
         traffic = np.zeros(n)
-        for a, (rows, per_row), move, p in zip(accesses, table, moves, pack):
-            traffic += rows[rows_at, fit] * per_row[rows_at, fit] * line * move[rows_at, fit] * (2 if a.store else 1)
+        here = factors[level] if factors is not None else None
+        for i, (a, (rows, per_row), move, p) in enumerate(zip(accesses, table, moves, pack)):
+            factor = here[i] if here is not None else (2 if a.store else 1)
+            traffic += rows[rows_at, fit] * per_row[rows_at, fit] * line * move[rows_at, fit] * factor
             if p is not None:  # the copy, made at every iteration of its loop
                 at = np.maximum(p, 0)
                 copies = np.where(np.arange(depth)[None, :] <= at[:, None], b.trips, 1).prod(axis=1)
@@ -340,8 +388,14 @@ def memory_seconds(
                 traffic += np.where(p >= 0, 2.0 * tile * line * copies, 0.0)
         bw = next_bw if level < last else np.array([dram_share(m, int(c)) for c in used])
         times.append((traffic / used / bw, overlap))
+    return times
+
+
+def compose(times: list[tuple[np.ndarray, float]], n: int) -> np.ndarray:
+    """`estimate._compose` for every row."""
     if not times:
         return np.zeros(n)
+    rows_at = np.arange(n)
     seconds = np.array([t for t, _ in times])
     top = np.argmax(seconds, axis=0)
     out = seconds[top, rows_at]
@@ -350,22 +404,40 @@ def memory_seconds(
     return out
 
 
+def memory_seconds(
+    body: Body, b: Loops, roots: _Roots, packed: dict[str, np.ndarray], m: Machine, used: np.ndarray
+) -> np.ndarray:
+    """`estimate`'s memory time of a body alone, for every row; `packed[tensor]` the depth of its pack loop (-1: none)."""
+    return compose(level_times(memory_tables(body, b, roots, packed, m), b, m, used), len(used))
+
+
 def body_seconds(
-    body: Body, b: Loops, packed: dict[str, np.ndarray], roots: _Roots, stage: StageInfo, m: Machine, relaxed: bool
+    body: Body,
+    b: Loops,
+    packed: dict[str, np.ndarray],
+    roots: _Roots,
+    stage: StageInfo,
+    m: Machine,
+    relaxed: bool,
+    others: np.ndarray,
 ) -> np.ndarray:
     """`estimate.body_seconds` for every row of `b`, the body's own loops."""
-    points = 1
-    for r in body.roots:
-        points *= max(1, stage.extents.get(r, 1))
     used, speed, regions = cores(b, m)
-    core = np.zeros(len(used))
+    core = body_core(body, b, roots, stage, m, relaxed, others)
+    mem = memory_seconds(body, b, roots, packed, m, used) / speed
+    return np.maximum(core / speed, mem) + regions * m.parallel_overhead * (used > 1)
+
+
+def body_core(body: Body, b: Loops, roots: _Roots, stage: StageInfo, m: Machine, relaxed: bool, others: np.ndarray) -> np.ndarray:
+    """The body's in-core seconds on one core, its parts (`parts`) each at its own bottleneck."""
+    points = body_points(body, stage)
+    core = np.zeros(len(b.root))
     with np.errstate(invalid="ignore"):  # 0 x inf in a part no row runs
         for share, part in parts(b, roots):
             if not (share > 0.0).any():
                 continue
-            core = core + np.where(share > 0.0, share * core_seconds(body, part, roots, m, points, relaxed), 0.0)
-    mem = memory_seconds(body, b, roots, packed, m, used) / speed
-    return np.maximum(core / speed, mem) + regions * m.parallel_overhead * (used > 1)
+            core = core + np.where(share > 0.0, share * core_seconds(body, part, roots, m, points, relaxed, others), 0.0)
+    return core
 
 
 def parts(b: Loops, roots: _Roots) -> list[tuple[np.ndarray, Loops]]:
@@ -408,7 +480,8 @@ def parts(b: Loops, roots: _Roots) -> list[tuple[np.ndarray, Loops]]:
 
 def stage_seconds(stage: StageInfo, nests: Sequence, m: Machine, relaxed: bool = True) -> np.ndarray:
     """`estimate.stage_seconds` of every nest in `nests`."""
-    total = np.zeros(len(nests))
+    n = len(nests)
+    total = np.zeros(n)
     if not nests:
         return total
     index = {r: i for i, r in enumerate(stage.loops)}
@@ -417,8 +490,99 @@ def stage_seconds(stage: StageInfo, nests: Sequence, m: Machine, relaxed: bool =
             index.setdefault(root, len(index))
     loops, packs = Loops.of_nests(nests, stage, index)
     roots = _Roots(index, stage)
-    for body in stage.bodies:
-        rows, mine, packed = loops.only(roots.table(body.roots.__contains__), packs)
-        if rows.any():
-            total[rows] += body_seconds(body, mine, packed, roots, stage, m, relaxed)
+    if not loops.depth:
+        return total
+    outer = loops.root[np.arange(n), (loops.root == loops.pad).sum(axis=1)]  # each nest's outermost loop's root
+    mine_of = [roots.table(body.roots.__contains__) for body in stage.bodies]
+    fused_of = [mine[outer] for mine in mine_of]  # the rows where the body runs inside the outermost loop
+    grouped = np.sum(fused_of, axis=0) >= 2
+    group = _Group(n, m)
+    prepared = []
+    for body, mine_roots, fused in zip(stage.bodies, mine_of, fused_of):
+        rows, mine, packed = loops.only(mine_roots, packs)
+        if not rows.any():
+            continue
+        others = roots.table(lambda r, body=body: sibling_instructions(stage, body, r))
+        others = np.where(fused, others[outer], 0.0)[rows]
+        in_group = (fused & grouped)[rows]
+        alone = ~in_group
+        if alone.any():
+            total[rows] += np.where(alone, body_seconds(body, mine, packed, roots, stage, m, relaxed, others), 0.0)
+        if in_group.any():
+            prepared.append((body, rows, mine, in_group, others, memory_tables(body, mine, roots, packed, m)))
+    if prepared:
+        group.lines(prepared)
+        for body, rows, mine, in_group, others, tables in prepared:
+            group.add(body, rows, mine, in_group, body_core(body, mine, roots, stage, m, relaxed, others), tables)
+        total += np.where(grouped, group.seconds(), 0.0)
     return total
+
+
+class _Group:
+    """`estimate.fused_seconds` for the rows whose bodies run inside one outermost loop."""
+
+    def __init__(self, n: int, m: Machine) -> None:
+        self.n, self.m = n, m
+        self.core = np.zeros(n)
+        self.levels = [np.zeros(n) for _ in m.levels]
+        self.shared, self.separate = np.zeros(n), np.zeros(n)
+        self.seen: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}  # key -> (touched, stored), by row
+        self.fit: list[np.ndarray] = []
+
+    def lines(self, prepared: list) -> None:
+        """`estimate._group_lines`, and whether each level holds them, in every row."""
+        for size, line, *_ in self.m.levels:
+            touched: dict[tuple, np.ndarray] = {}
+            lines = np.zeros(self.n)
+            for _, rows, mine, in_group, _, tables in prepared:
+                inside = (mine.root == mine.pad).sum(axis=1) + 1  # the depth inside the body's outermost loop
+                at = np.arange(len(rows))
+                for a, (r, per_row) in zip(tables.accesses, tables.shapes[line]):
+                    key = (a.tensor, a.coeffs)
+                    before = touched.get(key, np.zeros(self.n, dtype=bool))
+                    here = np.zeros(self.n, dtype=bool)
+                    here[rows] = in_group
+                    new = here & ~before
+                    add = np.zeros(self.n)
+                    add[rows] = r[at, inside] * per_row[at, inside]
+                    lines += np.where(new, add, 0.0)
+                    touched[key] = before | here
+            self.fit.append(lines * line <= size)
+
+    def add(self, body: Body, rows: np.ndarray, mine: Loops, in_group: np.ndarray, core: np.ndarray, tables: MemoryTables) -> None:
+        m = self.m
+        used, speed, regions = cores(mine, m)
+        factors = []
+        for level in range(len(m.levels)):
+            fits = self.fit[level][rows]
+            out = []
+            for a in tables.accesses:
+                touched, stored = self.seen.get((a.tensor, a.coeffs), (None, None))
+                plain = 2.0 if a.store else 1.0
+                if touched is None:
+                    out.append(np.full(len(rows), plain))
+                    continue
+                t, st = touched[rows], stored[rows]
+                reused = np.where(a.store & ~st, 1.0, 0.0)
+                out.append(np.where(t & fits, reused, plain))
+            factors.append(out)
+        times = level_times(tables, mine, m, used, factors)
+        keep = in_group
+        self.core[rows] += np.where(keep, core / speed, 0.0)
+        for level, (t, _) in enumerate(times):
+            self.levels[level][rows] += np.where(keep, t / speed, 0.0)
+        overhead = regions * m.parallel_overhead * (used > 1)
+        outer_parallel = mine.parallel[np.arange(len(rows)), (mine.root == mine.pad).sum(axis=1)]
+        self.shared[rows] = np.where(keep & outer_parallel, np.maximum(self.shared[rows], overhead), self.shared[rows])
+        self.separate[rows] += np.where(keep & ~outer_parallel, overhead, 0.0)
+        for a in tables.accesses:
+            key = (a.tensor, a.coeffs)
+            touched, stored = self.seen.get(key, (np.zeros(self.n, dtype=bool), np.zeros(self.n, dtype=bool)))
+            touched, stored = touched.copy(), stored.copy()
+            touched[rows] |= keep
+            stored[rows] |= keep & a.store
+            self.seen[key] = (touched, stored)
+
+    def seconds(self) -> np.ndarray:
+        mem = compose([(t, lv[4]) for t, lv in zip(self.levels, self.m.levels)], self.n)
+        return np.maximum(self.core, mem) + self.shared + self.separate

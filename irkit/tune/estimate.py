@@ -74,6 +74,7 @@ class Machine:
     exp_rate: dict[int, float]
     l1_w: dict[int, float]  # instruction bits -> L1 bytes/s a core (loads and stores together, as calibrated)
     parallel_overhead: float = 1.5e-6  # seconds to start and join one parallel region
+    window: float = 0.0  # instructions the out-of-order core looks ahead (`ooo_window`; 0: chains never overlap)
 
     @classmethod
     def of(cls, hw) -> Machine:
@@ -100,6 +101,7 @@ class Machine:
             exp_rate={32: float(v.get("exp_f32", v["flops_f32"] / 16)), 64: float(v.get("exp_f64", v["flops_f32"] / 32))},
             l1_w=dict(levels[0].get("bandwidth_w", {simd: levels[0]["bandwidth"]})) if levels else {simd: 64.0 * float(v.get("frequency", 3e9))},
             parallel_overhead=float(v.get("parallel_overhead", 1.5e-6)),
+            window=float(v.get("ooo_window", 0.0)),
         )
 
     def l1(self, bits: int) -> float:
@@ -165,22 +167,86 @@ def mark_values(marks: dict) -> tuple[int, int, int, bool]:
 
 
 def stage_seconds(stage: StageInfo, nest, m: Machine, relaxed: bool = True) -> float:
+    """Seconds of one stage's nest.  The lowering fuses a stage's nests at the outermost loop only
+    (`irkit.passes.schedule.compute_at.fuse_stage`): the bodies with that loop among theirs run in
+    it, one after the other each iteration, and are priced together (`fused_seconds`); a body
+    without it is a nest of its own."""
     loops = nest_loops(nest, stage)
-    return sum(body_seconds(b, [lp for lp in loops if lp.root in b.roots], stage, m, nest.packs, relaxed) for b in stage.bodies)
+    owns = [(b, [lp for lp in loops if lp.root in b.roots]) for b in stage.bodies]
+    fused = [(b, own) for b, own in owns if own and own[0] is loops[0]]
+    if len(fused) < 2:
+        return sum(body_seconds(b, own, stage, m, nest.packs, relaxed) for b, own in owns)
+    alone = sum(body_seconds(b, own, stage, m, nest.packs, relaxed) for b, own in owns if not (own and own[0] is loops[0]))
+    return alone + fused_seconds(fused, stage, m, nest.packs, relaxed)
 
 
-def body_seconds(body: Body, loops: list[NestLoop], stage: StageInfo, m: Machine, packs: dict, relaxed: bool) -> float:
-    if not loops:
-        return 0.0
+def fused_seconds(fused: list[tuple[Body, list[NestLoop]]], stage: StageInfo, m: Machine, packs: dict, relaxed: bool) -> float:
+    """Bodies run inside one outermost loop, priced as the full model prices one nest: their in-core
+    times add up (each part at its own bottleneck), their memory traffic is one nest's, and the
+    memory hides under the core or the core under it.  A later body's access to what an earlier one
+    touched with the same index pattern is served from a cache level that holds one iteration of
+    the outermost loop (every body's footprint in it): softmax's exp, sum and divide passes over a
+    row reread the row its max pass brought in."""
+    core = 0.0
+    shared = separate = 0.0  # parallel overheads: of the outermost loop (once), of loops inside it
+    prepared = [(b, own, _cores(own, m), _memory_tables(b, own, m, packs)) for b, own in fused]
+    group = _group_lines(prepared, m)
+    seen: dict[tuple, bool] = {}  # (tensor, index pattern) of earlier bodies -> stored
+    levels = [0.0] * len(m.levels)
+    for b, own, (cores, share), tables in prepared:
+        points = body_points(b, stage)
+        others = sibling_instructions(stage, b, own[0].root)
+        body_core = 0.0
+        for part, nest in parts(own, stage):
+            if part > 0.0:
+                body_core += part * _core_seconds(b, nest, stage, m, points, relaxed, others)
+        core += body_core / share
+        for level, (t, _) in enumerate(_level_times(tables, own, m, packs, cores, seen, group)):
+            levels[level] += t / share
+        overhead = _regions(own) * m.parallel_overhead * (cores > 1)
+        if own[0].parallel:
+            shared = max(shared, overhead)
+        else:
+            separate += overhead
+        for a in tables[0]:
+            key = (a.tensor, a.coeffs)
+            seen[key] = seen.get(key, False) or a.store
+    mem = _compose([(t, lv[4]) for t, lv in zip(levels, m.levels)])
+    return max(core, mem) + shared + separate
+
+
+def body_points(body: Body, stage: StageInfo) -> int:
     points = 1
     for r in body.roots:
         points *= max(1, stage.extents.get(r, 1))
+    return points
+
+
+def sibling_instructions(stage: StageInfo, body: Body, outer: str) -> float:
+    """Instructions, over the whole stage, of the other bodies that share the nest's outermost loop
+    (root `outer`) with `body`: the lowering fuses a stage's nests at that loop only, so one
+    iteration of it runs each body's own loops one after the other.  Counted roughly, for the
+    out-of-order window (`_in_flight`): ops, accesses and loop control a point."""
+    total = 0.0
+    for other in stage.bodies:
+        if other is not body and outer in other.roots:
+            total += body_points(other, stage) * (other.op_total + len(other.accesses) + LOOP_CYCLES)
+    return total
+
+
+def body_seconds(
+    body: Body, loops: list[NestLoop], stage: StageInfo, m: Machine, packs: dict, relaxed: bool, others: float = 0.0
+) -> float:
+    """`others`: `sibling_instructions` when the body's first loop is the nest's outermost (else 0)."""
+    if not loops:
+        return 0.0
+    points = body_points(body, stage)
     cores, share = _cores(loops, m)
     core = 0.0
     for part, nest in parts(loops, stage):
         if part > 0.0:
-            core += part * _core_seconds(body, nest, stage, m, points, relaxed)
-    mem = _memory_seconds(body, loops, m, packs, cores) / share
+            core += part * _core_seconds(body, nest, stage, m, points, relaxed, others)
+    mem = _compose(_level_times(_memory_tables(body, loops, m, packs), loops, m, packs, cores)) / share
     return max(core / share, mem) + _regions(loops) * m.parallel_overhead * (cores > 1)
 
 
@@ -260,7 +326,9 @@ def _width(body: Body, loops: list[NestLoop], m: Machine, relaxed: bool) -> int:
     return 1
 
 
-def _core_seconds(body: Body, loops: list[NestLoop], stage: StageInfo, m: Machine, points: int, relaxed: bool) -> float:
+def _core_seconds(
+    body: Body, loops: list[NestLoop], stage: StageInfo, m: Machine, points: int, relaxed: bool, others: float = 0.0
+) -> float:
     w = _width(body, loops, m, relaxed)
     auto = AUTO_VECTOR if w < 0 else 1.0
     w = abs(w)
@@ -273,8 +341,11 @@ def _core_seconds(body: Body, loops: list[NestLoop], stage: StageInfo, m: Machin
         return math.inf  # more jammed copies than registers: spills and a body gcc will not schedule
     fp = points * body.flops / m.flops(body.dtype_bits, w) if body.flops else 0.0
     ops = body.op_table
-    fp += points * ops.get("div", 0) / (m.div_rate[body.dtype_bits] * (w / m.lanes(body.dtype_bits)))
-    fp += points * (ops.get("exp", 0) + ops.get("exp_libm", 0) * 4) / (m.exp_rate[body.dtype_bits] * (w / m.lanes(body.dtype_bits)))
+    # the divider and the exp polynomial run at their calibrated rate (full hardware vectors) at
+    # most: a wider `vectorize` is more instructions of that width, not faster ones
+    lanes = m.lanes(body.dtype_bits)
+    fp += points * ops.get("div", 0) / (m.div_rate[body.dtype_bits] * (min(w, lanes) / lanes))
+    fp += points * (ops.get("exp", 0) + ops.get("exp_libm", 0) * 4) / (m.exp_rate[body.dtype_bits] * (min(w, lanes) / lanes))
     loads = stores = 0.0
     l1 = 0.0  # seconds of L1 traffic a point costs
     held = 0.0  # vector registers the accesses kept across loops hold
@@ -325,42 +396,120 @@ def _core_seconds(body: Body, loops: list[NestLoop], stage: StageInfo, m: Machin
             loads += count
     fp_instr = body.op_total / w
     mem = points * l1
-    front = points * (loads + stores + fp_instr + LOOP_CYCLES / (w * math.prod(lp.jam for lp in jams) * max(1, v.unroll))) / ISSUE_WIDTH / m.frequency
+    per_point = loads + stores + fp_instr + LOOP_CYCLES / (w * math.prod(lp.jam for lp in jams) * max(1, v.unroll))
+    front = points * per_point / ISSUE_WIDTH / m.frequency
     chain = 0.0
     if body.chain:
         acc = next((a for a in body.accesses if a.store), None)
         chains = 1.0
+        in_flight = 1.0
         if acc is not None:
             if acc.varies(v.root):
                 chains = max(w, v.range)  # every element of the innermost loop is its own chain
-            elif w > 1:
-                chains = w  # a vectorised reduction: one chain per lane
+            else:
+                if w > 1:
+                    chains = w  # a vectorised reduction: one chain per lane
+                in_flight = _in_flight(acc, loops, stage, m, per_point, others / w)
             chains *= math.prod(lp.jam for lp in jams if acc.varies(lp.root)) or 1
-        chain = points * chain_cycles(body, m) / (chains * m.frequency)
+        chain = points * chain_cycles(body, m) / (chains * in_flight * m.frequency)
     return max(fp, mem, chain, front) * auto
 
 
-def _memory_seconds(body: Body, loops: list[NestLoop], m: Machine, packs: dict, cores: int) -> float:
+def _in_flight(acc: Access, loops: list[NestLoop], stage: StageInfo, m: Machine, per_point: float, others: float) -> float:
+    """Chains the out-of-order window overlaps (the full model's `in_flight`): the chain runs over
+    the innermost loop and the reduction loops around it that leave the accumulator where it is; successive
+    entries of it (iterations of the next loop out, `entry`) are independent, and the window of
+    `m.window` instructions holds 1 + window / (instructions from one entry to the next) of them.
+    When that loop is the nest's outermost, the stage's other bodies run inside it too
+    (`others`: their instructions over the stage, per point of this body's innermost lanes)."""
+    if m.window <= 0.0:
+        return 1.0
+    entry = -1
+    for i in range(len(loops) - 2, -1, -1):
+        root = loops[i].root
+        if acc.varies(root) or root not in stage.reductions:  # a new chain each iteration (a localized
+            entry = i  # accumulator has no index: softmax's row maximum is started again each row)
+            break
+    points = 1.0
+    for lp in loops[entry + 1 :]:
+        points *= lp.trips
+    if entry >= 0 and loops[entry].jam > 1 and loops[entry].root not in stage.reductions:
+        points *= loops[entry].jam  # a register block's copies run in one entry
+    between = others / loops[0].trips if entry == 0 else 0.0
+    return 1.0 + m.window / max(points * per_point + between, 1.0)
+
+
+MemoryTables = tuple  # (distinct accesses, their moves, per line size their footprints, packed_at)
+
+
+def _memory_tables(body: Body, loops: list[NestLoop], m: Machine, packs: dict) -> MemoryTables:
+    """What the memory terms of a body's nest are computed from: its distinct accesses, the trips
+    of the loops that move each at every depth, and each access's footprint at every depth (per
+    line size of the levels), computed once and shared by the levels."""
     accesses = distinct_accesses(body.accesses)
     n = len(loops)
     packed_at = {t: i for t, loop in packs.items() for i, lp in enumerate(loops) if lp.name == loop}
-    # each access's (rows, lines per row) at every depth, and the trips of the loops around a depth
-    # that move it, computed once and shared by the levels
     shapes: dict[float, list[list[tuple[float, float]]]] = {}
-    moves = [_moves(a, loops) for a in accesses]
+    for _, line, *_ in m.levels:
+        if line not in shapes:
+            shapes[line] = [_footprints(a, loops, line, packed_at.get(a.tensor, n)) for a in accesses]
+    return accesses, [_moves(a, loops) for a in accesses], shapes, packed_at
+
+
+def _group_lines(prepared: list, m: Machine) -> list[float]:
+    """Per level: the lines one iteration of the outermost loop touches in all the fused bodies
+    (each access pattern once, at its first body's footprint inside that loop)."""
+    out = []
+    for _, line, *_ in m.levels:
+        seen: set[tuple] = set()
+        lines = 0.0
+        for _, _, _, (accesses, _, shapes, _) in prepared:
+            for a, shape in zip(accesses, shapes[line]):
+                key = (a.tensor, a.coeffs)
+                if key not in seen:
+                    seen.add(key)
+                    rows, per_row = shape[1]
+                    lines += rows * per_row
+        out.append(lines)
+    return out
+
+
+def _level_times(
+    tables: MemoryTables, loops: list[NestLoop], m: Machine, packs: dict, cores: int,
+    seen: dict | None = None, group: list[float] | None = None,
+) -> list[tuple[float, float]]:
+    """Per cache level: (seconds of the traffic the level below serves, the level's overlap).  With
+    `seen` and `group` (`fused_seconds`), an access an earlier body made costs nothing at a level
+    that holds `group` lines (a store after a load of it: its write-back)."""
+    accesses, moves, shapes, packed_at = tables
+    n = len(loops)
     times = []
     last = len(m.levels) - 1
     for level, (size, line, next_bw, ways, overlap) in enumerate(m.levels):
-        table = shapes.get(line)
-        if table is None:
-            table = shapes[line] = [_footprints(a, loops, line, packed_at.get(a.tensor, n)) for a in accesses]
-        traffic = _traffic(accesses, table, moves, n, size, line, ways, packed_at, loops)
+        factors = None
+        if seen and group is not None and group[level] * line <= size:
+            factors = [_reuse_factor(a, seen) for a in accesses]
+        traffic = _traffic(accesses, shapes[line], moves, n, size, line, ways, packed_at, loops, factors)
         bw = next_bw if level < last else dram_share(m, cores)
         times.append((traffic / cores / bw, overlap))
+    return times
+
+
+def _reuse_factor(a: Access, seen: dict) -> float:
+    """What an access costs a level holding what earlier bodies touched: a fill and, for a store, a
+    write-back (2); nothing for what they touched; a write-back for a store of what they only read."""
+    stored = seen.get((a.tensor, a.coeffs))
+    if stored is None:
+        return 2.0 if a.store else 1.0
+    return 1.0 if a.store and not stored else 0.0
+
+
+def _compose(times: list[tuple[float, float]]) -> float:
+    """The levels' times as one: the largest, plus the others by what of them does not overlap."""
     if not times:
         return 0.0
-    top = max(t for t, _ in times)
-    return top + sum(t * (1.0 - o) for t, o in times if t is not top) * 0.5
+    top = max(range(len(times)), key=lambda i: times[i][0])
+    return times[top][0] + sum(t * (1.0 - o) for i, (t, o) in enumerate(times) if i != top) * 0.5
 
 
 def chain_cycles(body: Body, m: Machine) -> float:
@@ -437,9 +586,12 @@ def _footprints(a: Access, loops: list[NestLoop], line: float, packed: int) -> l
     return out
 
 
-def _traffic(accesses, table, moves, n: int, size: float, line: float, ways: int, packed_at: dict, loops) -> float:
+def _traffic(
+    accesses, table, moves, n: int, size: float, line: float, ways: int, packed_at: dict, loops, factors=None
+) -> float:
     """Bytes the level below serves: each access's lines at the outermost depth whose working set
-    fits, times the trips of the loops around it that move the access."""
+    fits, times the trips of the loops around it that move the access (and by `factors`, one an
+    access, when given: `_reuse_factor`; else 2 for a store, its fill and write-back, 1 for a load)."""
     fit = n - 1  # the innermost loop streams: a line at a time of each access, whatever it spans
     sets = max(1, int(size // (line * ways)))
     starts = [row_sets(a, line, sets) for a in accesses]
@@ -457,10 +609,10 @@ def _traffic(accesses, table, moves, n: int, size: float, line: float, ways: int
             break
         fit = d
     out = 0.0
-    for a, shape, move in zip(accesses, table, moves):
+    for i, (a, shape, move) in enumerate(zip(accesses, table, moves)):
         rows, per_row = shape[fit]
         lines = rows * per_row
-        out += lines * line * move[fit] * (2 if a.store else 1)
+        out += lines * line * move[fit] * (factors[i] if factors is not None else (2 if a.store else 1))
         at = packed_at.get(a.tensor)
         if at is not None:  # the copy, made at every iteration of its loop: the tile read and written once
             tile_rows, tile_per_row = shape[at + 1]
