@@ -94,7 +94,7 @@ from irkit.affine.printer import SumPrinter
 from irkit.backends import c_math, c_outline, c_plan, c_simd
 from irkit.backends.c_language import C_STD as C_STD  # re-exported: the C standard the build uses
 from irkit.backends.c_language import CLanguage
-from irkit.backends.c_plan import Reduction, relaxed_math
+from irkit.backends.c_plan import Reduction, reciprocal_divisor, relaxed_math
 from irkit.backends.c_syntax import c_symbol, c_type, float_literal, int_literal
 from irkit.backends.c_syntax import comment as _comment
 from irkit.backends.c_syntax import is_f32 as _is_f32
@@ -948,7 +948,10 @@ class KernelEmitter:
         args = [self.ref(v) for v in op.operands]
         f32 = _is_f32(rtype)
         expr: str
-        if name in _BINARY:
+        if name == "arith.divf" and self.relaxed and reciprocal_divisor(op):
+            # a * (1 / b): gcc hoists the reciprocal of a divisor the loop does not change
+            expr = f"{args[0]} * ({'1.0f' if f32 else '1.0'} / {args[1]})"
+        elif name in _BINARY:
             expr = _BINARY[name].format(a=args[0], b=args[1])
         elif name in ("arith.addi", "arith.subi", "arith.muli"):
             if ctype == "int32_t":

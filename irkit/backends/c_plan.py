@@ -17,6 +17,9 @@ it predicts the code the backend writes.
   the store fence;
 - `relaxed_math(kernel)`: does the kernel allow the fast, vectorizable `exp`
   and FMA contraction;
+- `reciprocal_divisor(op)`: is a division's divisor one the innermost loop
+  around it does not change (under `relaxed_math` the backend multiplies by
+  its reciprocal, and the model prices a multiplication);
 - `eliminate_dead_code(kernel)`: xDSL's dead-code elimination (its
   liveness analysis, as `region_dce` runs it), run by the printer on its own
   copy of the module before anything else (pure values nobody uses would be
@@ -54,6 +57,7 @@ __all__ = [
     "fence_anchor",
     "plan_stream",
     "plan_vector",
+    "reciprocal_divisor",
     "reduction_identifier",
     "relaxed_math",
     "stream_candidate",
@@ -333,6 +337,39 @@ def relaxed_math(kernel: func.FuncOp) -> bool:
     """Does the kernel's `irkit.assume` hold `relaxed_math` (fast, vectorizable exp; see `c_math`)?"""
     assume = kernel.attributes.get("irkit.assume")
     return isinstance(assume, DictionaryAttr) and "relaxed_math" in assume.data
+
+
+def reciprocal_divisor(op: Operation) -> bool:
+    """Is `op` an `arith.divf` whose divisor the innermost loop around it does not change?
+
+    Under `relaxed_math` the backend writes such a division `a * (1 / b)`: gcc computes the
+    reciprocal once, outside the loop, and the loop multiplies (a divider runs 8 to 14 times
+    slower than the FP pipes: softmax's last pass, `P[i, j] / sum[i]`).  The result may differ
+    from the division by an ulp, which `relaxed_math` allows."""
+    if op.name != "arith.divf":
+        return False
+    loop = op.parent_op()
+    while loop is not None and not isinstance(loop, ForOp):
+        loop = loop.parent_op()
+    return loop is not None and _invariant(op.operands[1], loop)
+
+
+def _invariant(value: SSAValue, loop: ForOp) -> bool:
+    """Does `value` stay the same across the iterations of `loop`: defined outside it, or computed
+    in it by pure arithmetic or by a load of an address it does not move from a buffer it does not
+    store to?"""
+    if isinstance(value, BlockArgument):
+        return not loop.is_ancestor(value.owner.parent_op() or loop)  # the loop's variable or a nested one
+    op = value.owner
+    if not loop.is_ancestor(op):
+        return True
+    if isinstance(op, LoadOp):
+        stored = any(isinstance(o, StoreOp) and o.memref is op.memref for o in loop.walk())
+        used = op.map.data.used_dims()  # the indices its map reads (`x[i]` may list j too)
+        return not stored and all(_invariant(v, loop) for k, v in enumerate(op.indices) if k in used)
+    if op.regions or not op.name.startswith(("arith.", "math.")):
+        return False
+    return all(_invariant(o, loop) for o in op.operands)
 
 
 # Side-effect-free ops that xDSL 0.75 declares no memory effect for (every other arith and

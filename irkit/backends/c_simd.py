@@ -60,6 +60,7 @@ from xdsl.ir.affine import AffineExpr, AffineMap
 from irkit.affine.linear import Lin, no_div, try_lin_of
 from irkit.backends.build import WIDEST_VECTOR_BYTES
 from irkit.backends.c_language import CLanguage
+from irkit.backends.c_plan import reciprocal_divisor
 from irkit.backends.c_syntax import c_type
 from irkit.backends.c_syntax import comment as _comment
 from irkit.dialects.loop import ForOp, LoadOp, LocalOp, StoreOp
@@ -480,6 +481,9 @@ class SimdEmitter:
                     args = [self._operand(v, g, plan, vals) for v in op.operands]
                     if op.name == "arith.negf":
                         expr = f"-{args[0]}"
+                    elif em.relaxed and op.operands[1] not in plan.varying and reciprocal_divisor(op):
+                        one = "1.0f" if _short(result.type) == "f32" else "1.0"
+                        expr = f"{args[0]} * ({one} / {args[1]})"  # as `irkit.backends.c` writes it
                     else:
                         expr = f"{args[0]} {_ARITH[op.name]} {args[1]}"
                     name = em.value_name(result)

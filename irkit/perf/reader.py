@@ -17,6 +17,7 @@ from xdsl.dialects.builtin import DictionaryAttr, Float64Type, IndexType, Intege
 from xdsl.ir import Block, Operation, SSAValue
 
 from irkit.affine.printer import AffinePrinter
+from irkit.backends.c_plan import reciprocal_divisor
 from irkit.dialects import loop as lp
 from irkit.kernel_abi import element_bytes, kernel_args, layout_order
 from irkit.perf import expr as ex
@@ -243,6 +244,8 @@ class Reader:
         kind, flops, wide = priced
         if kind == "exp" and not self.relaxed:
             kind = "exp_libm"  # the C library's expf, one call per element: the loop stays scalar
+        if kind == "div" and self.relaxed and reciprocal_divisor(op):
+            kind = "fp"  # a multiplication by the reciprocal gcc hoists (`irkit.backends.c_plan.reciprocal_divisor`)
         loop.flops += flops
         if name == "arith.addf" and self._fused(op):
             return  # one FMA with its multiply: that counted the instruction, this the flop

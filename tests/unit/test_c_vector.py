@@ -231,6 +231,47 @@ def test_relaxed_math_selects_the_fast_exp(t, fast, libm):
     assert f"= {libm}(v);" in strict and "irkit_fast" not in strict and "IRKIT_FMA" not in strict
 
 
+DIVIDE = """
+design d {
+  sizes { M = 37, N = 64 }
+  tensor x : f32[M, N] input
+  tensor s : f32[M] input
+  tensor y : f32[M, N] output
+  tensor z : f32[M, N] output
+  y[i, j] = x[i, j] / s[i]
+  z[i, j] = x[i, j] / (x[i, j] + 2)
+  schedule y { SCHEDULE }
+  schedule z { vectorize j by 16 }
+  assume { noalias(x, s, y, z)RELAXED }
+}
+"""
+
+
+@pytest.mark.parametrize("schedule", ["vectorize j by 16", "split j by 16 -> jo, ji; vectorize ji by 16"])
+def test_relaxed_math_multiplies_by_the_reciprocal_of_a_divisor_the_loop_does_not_change(schedule):
+    """`y = x / s[i]` in a loop over j: one division a row, a multiplication an element (an
+    `omp simd` loop over N, or explicit vectors over 16); `z = x / (x + 2)` changes with j and
+    stays a division; without relaxed_math every division stays."""
+    from irkit.perf import load_hardware, predict
+
+    doc = DIVIDE.replace("SCHEDULE", schedule)
+    relaxed, strict = doc.replace("RELAXED", "; relaxed_math"), doc.replace("RELAXED", "")
+    divisions = [line.strip() for line in c_of(relaxed).splitlines() if " / " in line and "=" in line]
+    assert not any(re.search(r"x_\w* / s_", line) for line in divisions), divisions
+    assert any("* (1.0f / s_" in line for line in divisions), divisions
+    assert any(re.search(r"= x_\w* / v\w*;", line) for line in divisions), divisions  # z's stays
+    assert "* (1.0f / " not in c_of(strict)
+    build.build_shared(c_of(relaxed), WERROR)
+    kernel = api.compile(relaxed)
+    inputs = kernel.random_inputs()
+    got, want = kernel(**inputs), kernel.reference(inputs)
+    for name in ("y", "z"):
+        np.testing.assert_allclose(got[name], want[name], rtol=1e-6)
+    # the model prices a multiplication where the C has one
+    hw = load_hardware("generic")
+    assert predict(relaxed, hw=hw).breakdown["compute"] < predict(strict, hw=hw).breakdown["compute"]
+
+
 def test_fast_exp_kernels_compile_with_werror():
     for t in ("f32", "f64"):
         build.build_shared(emit_c(exp_kernel(t, True)), WERROR)
