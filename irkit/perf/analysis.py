@@ -378,14 +378,13 @@ def _step_instructions(loop: Loop) -> int:
 
 def _loop_instructions(loop: Loop) -> Expr:
     """Instructions of one whole run of `loop` (its steps, in hardware vectors when vectorised,
-    and the loops inside it)."""
+    and the loops inside it, whose bounds may use its variable: summed by `total_over`)."""
     inner = ex.const(_step_instructions(loop))
     for child in loop.loops:
         inner = inner + _loop_instructions(child)
     if loop.vector:
-        lanes = ex.sym(LANES64 if loop.ops.get("fp64") else LANES32)
-        return ex.cdiv(loop.trips(), lanes) * inner
-    return loop.trips() * inner
+        inner = ex.rdiv(inner, ex.sym(LANES64 if loop.ops.get("fp64") else LANES32))  # an element's share
+    return total_over(loop, inner, per_core=False)
 
 
 def _between_entries(top: Loop) -> Expr:
