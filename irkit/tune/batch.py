@@ -56,6 +56,7 @@ class Loops:
         self.vector, self.jam, self.unroll = a[:, :, 4], a[:, :, 5], a[:, :, 6]
         self.parallel, self.constant = a[:, :, 7].astype(bool), a[:, :, 8].astype(bool)
         self.depth = a.shape[1]
+        self.first = (self.root == pad).sum(axis=1)  # each row's outermost loop of its own (after the padding)
 
     @classmethod
     def of_nests(cls, nests: Sequence, stage: StageInfo, index: dict[str, int]) -> tuple[Loops, dict[str, np.ndarray]]:
@@ -260,8 +261,7 @@ def _in_flight(
     at = np.maximum(entry, 0)
     jammed = (entry >= 0) & block[rows, at]
     points = np.where(jammed, points * b.jam[rows, at], points)
-    first = (b.root == b.pad).sum(axis=1)  # the body's first own loop (after the padding)
-    between = np.where(entry == first, others / b.trips[rows, at], 0.0)
+    between = np.where(entry == b.first, others / b.trips[rows, at], 0.0)
     return 1.0 + m.window / np.maximum(points * per_point + between, 1.0)
 
 
@@ -492,7 +492,7 @@ def stage_seconds(stage: StageInfo, nests: Sequence, m: Machine, relaxed: bool =
     roots = _Roots(index, stage)
     if not loops.depth:
         return total
-    outer = loops.root[np.arange(n), (loops.root == loops.pad).sum(axis=1)]  # each nest's outermost loop's root
+    outer = loops.root[np.arange(n), loops.first]  # each nest's outermost loop's root
     mine_of = [roots.table(body.roots.__contains__) for body in stage.bodies]
     fused_of = [mine[outer] for mine in mine_of]  # the rows where the body runs inside the outermost loop
     grouped = np.sum(fused_of, axis=0) >= 2
@@ -535,7 +535,7 @@ class _Group:
             touched: dict[tuple, np.ndarray] = {}
             lines = np.zeros(self.n)
             for _, rows, mine, in_group, _, tables in prepared:
-                inside = (mine.root == mine.pad).sum(axis=1) + 1  # the depth inside the body's outermost loop
+                inside = mine.first + 1  # the depth inside the body's outermost loop
                 at = np.arange(len(rows))
                 for a, (r, per_row) in zip(tables.accesses, tables.shapes[line]):
                     key = (a.tensor, a.coeffs)
@@ -567,21 +567,17 @@ class _Group:
                 out.append(np.where(t & fits, reused, plain))
             factors.append(out)
         times = level_times(tables, mine, m, used, factors)
-        keep = in_group
-        self.core[rows] += np.where(keep, core / speed, 0.0)
+        self.core[rows] += np.where(in_group, core / speed, 0.0)
         for level, (t, _) in enumerate(times):
-            self.levels[level][rows] += np.where(keep, t / speed, 0.0)
+            self.levels[level][rows] += np.where(in_group, t / speed, 0.0)
         overhead = regions * m.parallel_overhead * (used > 1)
-        outer_parallel = mine.parallel[np.arange(len(rows)), (mine.root == mine.pad).sum(axis=1)]
-        self.shared[rows] = np.where(keep & outer_parallel, np.maximum(self.shared[rows], overhead), self.shared[rows])
-        self.separate[rows] += np.where(keep & ~outer_parallel, overhead, 0.0)
+        outer_parallel = mine.parallel[np.arange(len(rows)), mine.first]
+        self.shared[rows] = np.where(in_group & outer_parallel, np.maximum(self.shared[rows], overhead), self.shared[rows])
+        self.separate[rows] += np.where(in_group & ~outer_parallel, overhead, 0.0)
         for a in tables.accesses:
-            key = (a.tensor, a.coeffs)
-            touched, stored = self.seen.get(key, (np.zeros(self.n, dtype=bool), np.zeros(self.n, dtype=bool)))
-            touched, stored = touched.copy(), stored.copy()
-            touched[rows] |= keep
-            stored[rows] |= keep & a.store
-            self.seen[key] = (touched, stored)
+            touched, stored = self.seen.setdefault((a.tensor, a.coeffs), (np.zeros(self.n, dtype=bool), np.zeros(self.n, dtype=bool)))
+            touched[rows] |= in_group
+            stored[rows] |= in_group & a.store
 
     def seconds(self) -> np.ndarray:
         mem = compose([(t, lv[4]) for t, lv in zip(self.levels, self.m.levels)], self.n)

@@ -173,11 +173,11 @@ def stage_seconds(stage: StageInfo, nest, m: Machine, relaxed: bool = True) -> f
     without it is a nest of its own."""
     loops = nest_loops(nest, stage)
     owns = [(b, [lp for lp in loops if lp.root in b.roots]) for b in stage.bodies]
-    fused = [(b, own) for b, own in owns if own and own[0] is loops[0]]
-    if len(fused) < 2:
+    inside = [bool(own) and own[0] is loops[0] for _, own in owns]
+    if sum(inside) < 2:
         return sum(body_seconds(b, own, stage, m, nest.packs, relaxed) for b, own in owns)
-    alone = sum(body_seconds(b, own, stage, m, nest.packs, relaxed) for b, own in owns if not (own and own[0] is loops[0]))
-    return alone + fused_seconds(fused, stage, m, nest.packs, relaxed)
+    alone = sum(body_seconds(b, own, stage, m, nest.packs, relaxed) for (b, own), i in zip(owns, inside) if not i)
+    return alone + fused_seconds([o for o, i in zip(owns, inside) if i], stage, m, nest.packs, relaxed)
 
 
 def fused_seconds(fused: list[tuple[Body, list[NestLoop]]], stage: StageInfo, m: Machine, packs: dict, relaxed: bool) -> float:
@@ -194,21 +194,15 @@ def fused_seconds(fused: list[tuple[Body, list[NestLoop]]], stage: StageInfo, m:
     seen: dict[tuple, bool] = {}  # (tensor, index pattern) of earlier bodies -> stored
     levels = [0.0] * len(m.levels)
     for b, own, (cores, share), tables in prepared:
-        points = body_points(b, stage)
-        others = sibling_instructions(stage, b, own[0].root)
-        body_core = 0.0
-        for part, nest in parts(own, stage):
-            if part > 0.0:
-                body_core += part * _core_seconds(b, nest, stage, m, points, relaxed, others)
-        core += body_core / share
-        for level, (t, _) in enumerate(_level_times(tables, own, m, packs, cores, seen, group)):
+        core += _body_core(b, own, stage, m, relaxed, sibling_instructions(stage, b, own[0].root)) / share
+        for level, (t, _) in enumerate(_level_times(tables, own, m, cores, seen, group)):
             levels[level] += t / share
         overhead = _regions(own) * m.parallel_overhead * (cores > 1)
         if own[0].parallel:
             shared = max(shared, overhead)
         else:
             separate += overhead
-        for a in tables[0]:
+        for a in tables.accesses:
             key = (a.tensor, a.coeffs)
             seen[key] = seen.get(key, False) or a.store
     mem = _compose([(t, lv[4]) for t, lv in zip(levels, m.levels)])
@@ -240,14 +234,16 @@ def body_seconds(
     """`others`: `sibling_instructions` when the body's first loop is the nest's outermost (else 0)."""
     if not loops:
         return 0.0
-    points = body_points(body, stage)
     cores, share = _cores(loops, m)
-    core = 0.0
-    for part, nest in parts(loops, stage):
-        if part > 0.0:
-            core += part * _core_seconds(body, nest, stage, m, points, relaxed, others)
-    mem = _compose(_level_times(_memory_tables(body, loops, m, packs), loops, m, packs, cores)) / share
+    core = _body_core(body, loops, stage, m, relaxed, others)
+    mem = _compose(_level_times(_memory_tables(body, loops, m, packs), loops, m, cores)) / share
     return max(core / share, mem) + _regions(loops) * m.parallel_overhead * (cores > 1)
+
+
+def _body_core(body: Body, loops: list[NestLoop], stage: StageInfo, m: Machine, relaxed: bool, others: float) -> float:
+    """The body's in-core seconds on one core, its parts (`parts`) each at its own bottleneck."""
+    points = body_points(body, stage)
+    return sum(part * _core_seconds(body, nest, stage, m, points, relaxed, others) for part, nest in parts(loops, stage) if part > 0.0)
 
 
 def parts(loops: list[NestLoop], stage: StageInfo) -> list[tuple[float, list[NestLoop]]]:
@@ -439,7 +435,13 @@ def _in_flight(acc: Access, loops: list[NestLoop], stage: StageInfo, m: Machine,
     return 1.0 + m.window / max(points * per_point + between, 1.0)
 
 
-MemoryTables = tuple  # (distinct accesses, their moves, per line size their footprints, packed_at)
+class MemoryTables(NamedTuple):
+    """What a body's memory terms are computed from (`_memory_tables`)."""
+
+    accesses: list[Access]  # the distinct ones
+    moves: list[list[float]]  # per access, `_moves`
+    shapes: dict[float, list[list[tuple[float, float]]]]  # line -> per access, `_footprints`
+    packed_at: dict[str, int]  # packed tensor -> the depth of its pack loop
 
 
 def _memory_tables(body: Body, loops: list[NestLoop], m: Machine, packs: dict) -> MemoryTables:
@@ -453,7 +455,7 @@ def _memory_tables(body: Body, loops: list[NestLoop], m: Machine, packs: dict) -
     for _, line, *_ in m.levels:
         if line not in shapes:
             shapes[line] = [_footprints(a, loops, line, packed_at.get(a.tensor, n)) for a in accesses]
-    return accesses, [_moves(a, loops) for a in accesses], shapes, packed_at
+    return MemoryTables(accesses, [_moves(a, loops) for a in accesses], shapes, packed_at)
 
 
 def _group_lines(prepared: list, m: Machine) -> list[float]:
@@ -463,8 +465,8 @@ def _group_lines(prepared: list, m: Machine) -> list[float]:
     for _, line, *_ in m.levels:
         seen: set[tuple] = set()
         lines = 0.0
-        for _, _, _, (accesses, _, shapes, _) in prepared:
-            for a, shape in zip(accesses, shapes[line]):
+        for _, _, _, tables in prepared:
+            for a, shape in zip(tables.accesses, tables.shapes[line]):
                 key = (a.tensor, a.coeffs)
                 if key not in seen:
                     seen.add(key)
@@ -475,7 +477,7 @@ def _group_lines(prepared: list, m: Machine) -> list[float]:
 
 
 def _level_times(
-    tables: MemoryTables, loops: list[NestLoop], m: Machine, packs: dict, cores: int,
+    tables: MemoryTables, loops: list[NestLoop], m: Machine, cores: int,
     seen: dict | None = None, group: list[float] | None = None,
 ) -> list[tuple[float, float]]:
     """Per cache level: (seconds of the traffic the level below serves, the level's overlap).  With
