@@ -25,7 +25,11 @@ body of loads, stores, constants and `f32`/`f64` `addf`/`subf`/`mulf`/`divf`/
 
 provided every access whose address varies with the loop is contiguous in it
 (the loop variable appears, with coefficient 1, only in the index of the
-buffer's innermost storage dimension) and every stored buffer is accessed at
+buffer's innermost storage dimension) or strided (any other constant
+coefficients: written one lane at a time, `{X[i], X[i + n], ...}` and
+`X[i] = v[0]; ...`, as gcc writes them under `omp simd`; a register tile of
+output channels in lanes loads and stores its accumulators this way, outside
+the reduction) and every stored buffer is accessed at
 the stored element only, or at elements that differ by a constant in an
 outer dimension (the rows of a register tile), so the lanes are independent.
 An accumulation `X[f] = X[f] + a * b` is one fused multiply-add per vector
@@ -175,6 +179,7 @@ class LoopPlan:
     groups: int
     lower: Lin  # the loop variable's first value
     varying: set[SSAValue] = field(default_factory=set)
+    strided: set[int] = field(default_factory=set)  # id() of accesses written one lane at a time
 
 
 def plan_loop(loop: ForOp, vector_bytes: int = MAX_VECTOR_BYTES) -> LoopPlan | None:
@@ -199,6 +204,7 @@ def plan_loop(loop: ForOp, vector_bytes: int = MAX_VECTOR_BYTES) -> LoopPlan | N
         return None
     iv = loop.induction_var
     varying: set[SSAValue] = {iv}
+    strided: set[int] = set()
     for op in body:
         if op.regions:
             return None
@@ -206,14 +212,22 @@ def plan_loop(loop: ForOp, vector_bytes: int = MAX_VECTOR_BYTES) -> LoopPlan | N
             if any(v in varying and v is not iv for v in op.indices):
                 return None
             if _uses(op, iv):
-                if _short(op.result.type) is None or not _contiguous(op, iv):
+                if _short(op.result.type) is None:
                     return None
+                if not _contiguous(op, iv):
+                    if not _strided(op, iv):
+                        return None
+                    strided.add(id(op))
                 varying.add(op.result)
         elif isinstance(op, StoreOp):
             if any(v in varying and v is not iv for v in op.indices):
                 return None
-            if not _uses(op, iv) or _short(op.value.type) is None or not _contiguous(op, iv):
+            if not _uses(op, iv) or _short(op.value.type) is None:
                 return None
+            if not _contiguous(op, iv):
+                if not _strided(op, iv):
+                    return None
+                strided.add(id(op))
         elif any(v in varying for v in op.operands):
             if op.name not in _ARITH and op.name != "arith.negf":
                 return None
@@ -225,18 +239,17 @@ def plan_loop(loop: ForOp, vector_bytes: int = MAX_VECTOR_BYTES) -> LoopPlan | N
         for o in body:
             if isinstance(o, LoadOp | StoreOp) and o is not st and o.memref is st.memref:
                 same = o.map.data == st.map.data and list(o.indices) == list(st.indices)
-                if not same and not _apart(o, st):
+                if not same and not _apart(o, st, iv):
                     return None
-    return LoopPlan(width, diff.const // width, lo, varying)
+    return LoopPlan(width, diff.const // width, lo, varying, strided)
 
 
-def _apart(a: LoadOp | StoreOp, b: LoadOp | StoreOp) -> bool:
-    """Do `a` and `b` never touch the same element, whatever the lanes: an index of a dimension
-    other than the innermost storage one differs by a nonzero constant."""
-    inner = _order(a.memref.type)[-1]
-    for d, (ra, rb) in enumerate(zip(a.map.data.results, b.map.data.results)):
+def _apart(a: LoadOp | StoreOp, b: LoadOp | StoreOp, iv: SSAValue) -> bool:
+    """Do `a` and `b` never touch the same element, whatever the lanes: the index of a dimension
+    that the lanes do not move (the loop variable `iv` is not in it) differs by a nonzero constant."""
+    for ra, rb in zip(a.map.data.results, b.map.data.results):
         la, lb = _lin(ra, list(a.indices)), _lin(rb, list(b.indices))
-        if d != inner and la is not None and lb is not None:
+        if la is not None and lb is not None and iv not in la.terms and iv not in lb.terms:
             diff = la - lb
             if diff.is_const and diff.const != 0:
                 return True
@@ -255,6 +268,22 @@ def _contiguous(op: LoadOp | StoreOp, iv: SSAValue) -> bool:
         elif k is None or k != 0:
             return False
     return True
+
+
+def _strided(op: LoadOp | StoreOp, iv: SSAValue) -> bool:
+    """The loop variable appears in the indices, with constant coefficients, and moves the
+    access by a nonzero number of elements (a column of a row-major tensor): written one lane
+    at a time, as gcc writes such an access under `omp simd`.  Register tiles of
+    lanes across rows (`vectorize fv`, output channels in lanes) load and store their
+    accumulators this way, outside the reduction."""
+    moved = False
+    for r in op.map.data.results:
+        lin = _lin(r, list(op.indices))
+        if lin is None:
+            return False
+        if lin.terms.get(iv, 0) != 0:
+            moved = True
+    return moved
 
 
 @dataclass
@@ -453,6 +482,12 @@ class SimdEmitter:
                     name = em.value_name(op.result, f"{em.values[op.memref]}_v")
                     if op.memref in self.tiles:
                         em.emit(inner, f"const {vt} {name} = {self._tile_var(op, g, plan, ivv)};")
+                    elif id(op) in plan.strided:
+                        lanes = ", ".join(
+                            em.address(op.memref, self._shifted(op, g * plan.width + lane, ivv), op.indices)
+                            for lane in range(plan.width)
+                        )
+                        em.emit(inner, f"const {vt} {name} = {{{lanes}}};")
                     else:
                         addr = em.address(op.memref, self._shifted(op, g * plan.width, ivv), op.indices)
                         em.emit(inner, f"{vt} {name};")
@@ -471,6 +506,10 @@ class SimdEmitter:
                         value = lanes
                     if op.memref in self.tiles:
                         em.emit(inner, f"{self._tile_var(op, g, plan, ivv)} = {value};")
+                    elif id(op) in plan.strided:
+                        for lane in range(plan.width):
+                            addr = em.address(op.memref, self._shifted(op, g * plan.width + lane, ivv), op.indices)
+                            em.emit(inner, f"{addr} = {value}[{lane}];")
                     else:
                         addr = em.address(op.memref, self._shifted(op, g * plan.width, ivv), op.indices)
                         em.emit(inner, f"__builtin_memcpy(&{addr}, &{value}, sizeof {value});")

@@ -173,9 +173,17 @@ def _after(varies: np.ndarray) -> np.ndarray:
 
 
 def core_seconds(
-    body: Body, b: Loops, roots: _Roots, m: Machine, points: int, relaxed: bool, others: np.ndarray
+    body: Body,
+    b: Loops,
+    roots: _Roots,
+    m: Machine,
+    points: int,
+    relaxed: bool,
+    others: np.ndarray,
+    packed: dict[str, np.ndarray] | None = None,
 ) -> np.ndarray:
-    """`estimate._core_seconds` for every row; `others` as `estimate.body_seconds` has it, a row's."""
+    """`estimate._core_seconds` for every row; `others` as `estimate.body_seconds` has it, a row's;
+    `packed[tensor]` the depth of its pack loop (-1: none)."""
     bits = body.dtype_bits
     lanes = m.lanes(bits)
     signed = _width(body, b, roots, m, relaxed)
@@ -200,11 +208,16 @@ def core_seconds(
     n = len(w)
     loads, stores, l1, held = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
     around = ~block[:, :-1]
+    cols = np.arange(b.depth)[None, :]
+    tiles: dict[str, np.ndarray] = {}  # stored tensor -> rows holding its register tile
     for a in body.loads_first:
         varies = roots.varies(a)[b.root]
         share = np.where(block & ~varies, b.jam, 1).prod(axis=1)
         inner = varies[:, -1]
         unit = roots.unit(a)[v_root]
+        at = (packed or {}).get(a.tensor)
+        if at is not None:  # a packed copy made outside the innermost loop is contiguous along it
+            unit = unit | (inner & (at >= 0) & (at < b.depth - 1))
         count = np.where(unit, 1.0 / w, 1.0) / share
         reuse = np.ones(n)
         open_ = np.ones(n, dtype=bool)
@@ -215,10 +228,19 @@ def core_seconds(
             reuse = np.where(grow, reuse * b.trips[:, col], reuse)
             open_ &= ~(grow & (b.trips[:, col] > 1))
         regs = vectors * np.where(block & varies, b.jam, 1).prod(axis=1)
-        take = inner & (reuse > 1) & in_registers & (held + regs <= m.registers - 2)
+        already = tiles.get(a.tensor, np.zeros(n, dtype=bool))
         if a.tensor in body.stored:
-            take &= (block & ~_after(varies)).any(axis=1)  # a register tile (`estimate._core_seconds.tile`)
-        held = np.where(take, held + regs, held)
+            # a register tile (`estimate._core_seconds.tile`), loaded and stored once across every
+            # loop between the jammed loop and the innermost one
+            tile_at = block & ~_after(varies)
+            has_tile = tile_at.any(axis=1)
+            between = (cols > np.argmax(tile_at, axis=1)[:, None]) & (cols < b.depth - 1)
+            reuse = np.where(has_tile, np.where(between, b.trips, 1).prod(axis=1), reuse)
+        take = inner & (reuse > 1) & in_registers & (already | (held + regs <= m.registers - 2))
+        if a.tensor in body.stored:
+            take &= has_tile
+            tiles[a.tensor] = already | take
+        held = np.where(take & ~already, held + regs, held)
         count = np.where(inner, np.where(take, count / reuse, count), 1.0 / (v_range * share))
         nbytes = np.where(inner & (w > 1) & unit, a.elem * w, a.elem)
         l1 = l1 + count * nbytes / _table(nbytes * 8, m.l1)
@@ -423,12 +445,21 @@ def body_seconds(
 ) -> np.ndarray:
     """`estimate.body_seconds` for every row of `b`, the body's own loops."""
     used, speed, regions = cores(b, m)
-    core = body_core(body, b, roots, stage, m, relaxed, others)
+    core = body_core(body, b, roots, stage, m, relaxed, others, packed)
     mem = memory_seconds(body, b, roots, packed, m, used) / speed
     return np.maximum(core / speed, mem) + regions * m.parallel_overhead * (used > 1)
 
 
-def body_core(body: Body, b: Loops, roots: _Roots, stage: StageInfo, m: Machine, relaxed: bool, others: np.ndarray) -> np.ndarray:
+def body_core(
+    body: Body,
+    b: Loops,
+    roots: _Roots,
+    stage: StageInfo,
+    m: Machine,
+    relaxed: bool,
+    others: np.ndarray,
+    packed: dict[str, np.ndarray] | None = None,
+) -> np.ndarray:
     """The body's in-core seconds on one core, its parts (`parts`) each at its own bottleneck."""
     points = body_points(body, stage)
     core = np.zeros(len(b.root))
@@ -436,7 +467,7 @@ def body_core(body: Body, b: Loops, roots: _Roots, stage: StageInfo, m: Machine,
         for share, part in parts(b, roots):
             if not (share > 0.0).any():
                 continue
-            core = core + np.where(share > 0.0, share * core_seconds(body, part, roots, m, points, relaxed, others), 0.0)
+            core = core + np.where(share > 0.0, share * core_seconds(body, part, roots, m, points, relaxed, others, packed), 0.0)
     return core
 
 
@@ -509,11 +540,11 @@ def stage_seconds(stage: StageInfo, nests: Sequence, m: Machine, relaxed: bool =
         if alone.any():
             total[rows] += np.where(alone, body_seconds(body, mine, packed, roots, stage, m, relaxed, others), 0.0)
         if in_group.any():
-            prepared.append((body, rows, mine, in_group, others, memory_tables(body, mine, roots, packed, m)))
+            prepared.append((body, rows, mine, in_group, others, memory_tables(body, mine, roots, packed, m), packed))
     if prepared:
         group.lines(prepared)
-        for body, rows, mine, in_group, others, tables in prepared:
-            group.add(body, rows, mine, in_group, body_core(body, mine, roots, stage, m, relaxed, others), tables)
+        for body, rows, mine, in_group, others, tables, packed in prepared:
+            group.add(body, rows, mine, in_group, body_core(body, mine, roots, stage, m, relaxed, others, packed), tables)
         total += np.where(grouped, group.seconds(), 0.0)
     return total
 
@@ -534,7 +565,7 @@ class _Group:
         for size, line, *_ in self.m.levels:
             touched: dict[tuple, np.ndarray] = {}
             lines = np.zeros(self.n)
-            for _, rows, mine, in_group, _, tables in prepared:
+            for _, rows, mine, in_group, _, tables, _ in prepared:
                 inside = mine.first + 1  # the depth inside the body's outermost loop
                 at = np.arange(len(rows))
                 for a, (r, per_row) in zip(tables.accesses, tables.shapes[line]):

@@ -171,7 +171,8 @@ def packable(nest: Nest, stage: StageInfo, tensor: str, loop: str) -> bool:
     loops inside then run over its step, not over a size).  The one extent that may depend on the
     sizes must also be the outermost part of the packed copy, which is ordered by the loops inside
     LOOP: that stage loop's loop must come first of those that may index the tensor (a loop the
-    stage's bodies do not show, as an unrolled constant one, may)."""
+    stage's bodies do not show, as an unrolled constant one, may).  `pack Wt at fo` with the loops
+    `c, r, s, fv` inside packs `[c][r][s][8 filters]`: `c` spans its size, the outermost part."""
     names = nest.names
     if loop not in names:
         return False
@@ -181,11 +182,6 @@ def packable(nest: Nest, stage: StageInfo, tensor: str, loop: str) -> bool:
     loads = [a for body in stage.bodies for a in body.accesses if a.tensor == tensor and not a.store]
     if not loads:
         return False  # the loops load another buffer (conv2d's padded copy of its input): nothing to pack
-    for a in loads:
-        for d in a.order[1:]:
-            for root, _ in a.coeffs[d]:
-                if root in inside and root not in outside:
-                    return False
     indexing = {root for a in loads for dim in a.coeffs for root, _ in dim}
     jammed = {root for name, root, _ in nest.loops[at + 1 :] if "unroll_jam" in nest.marks.get(name, {})}
     if any(root in indexing and root not in outside for root in jammed):

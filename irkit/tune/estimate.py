@@ -194,7 +194,7 @@ def fused_seconds(fused: list[tuple[Body, list[NestLoop]]], stage: StageInfo, m:
     seen: dict[tuple, bool] = {}  # (tensor, index pattern) of earlier bodies -> stored
     levels = [0.0] * len(m.levels)
     for b, own, (cores, share), tables in prepared:
-        core += _body_core(b, own, stage, m, relaxed, sibling_instructions(stage, b, own[0].root)) / share
+        core += _body_core(b, own, stage, m, relaxed, sibling_instructions(stage, b, own[0].root), packs) / share
         for level, (t, _) in enumerate(_level_times(tables, own, m, cores, seen, group)):
             levels[level] += t / share
         overhead = _regions(own) * m.parallel_overhead * (cores > 1)
@@ -235,15 +235,25 @@ def body_seconds(
     if not loops:
         return 0.0
     cores, share = _cores(loops, m)
-    core = _body_core(body, loops, stage, m, relaxed, others)
+    core = _body_core(body, loops, stage, m, relaxed, others, packs)
     mem = _compose(_level_times(_memory_tables(body, loops, m, packs), loops, m, cores)) / share
     return max(core / share, mem) + _regions(loops) * m.parallel_overhead * (cores > 1)
 
 
-def _body_core(body: Body, loops: list[NestLoop], stage: StageInfo, m: Machine, relaxed: bool, others: float) -> float:
+def _body_core(
+    body: Body, loops: list[NestLoop], stage: StageInfo, m: Machine, relaxed: bool, others: float, packs: dict | None = None
+) -> float:
     """The body's in-core seconds on one core, its parts (`parts`) each at its own bottleneck."""
     points = body_points(body, stage)
-    return sum(part * _core_seconds(body, nest, stage, m, points, relaxed, others) for part, nest in parts(loops, stage) if part > 0.0)
+    packed = _packed_depths(loops, packs or {})
+    return sum(
+        part * _core_seconds(body, nest, stage, m, points, relaxed, others, packed) for part, nest in parts(loops, stage) if part > 0.0
+    )
+
+
+def _packed_depths(loops: list[NestLoop], packs: dict) -> dict[str, int]:
+    """Packed tensor -> the depth of the loop its copy is made at, in `loops`."""
+    return {t: i for t, loop in packs.items() for i, lp in enumerate(loops) if lp.name == loop}
 
 
 def parts(loops: list[NestLoop], stage: StageInfo) -> list[tuple[float, list[NestLoop]]]:
@@ -323,8 +333,16 @@ def _width(body: Body, loops: list[NestLoop], m: Machine, relaxed: bool) -> int:
 
 
 def _core_seconds(
-    body: Body, loops: list[NestLoop], stage: StageInfo, m: Machine, points: int, relaxed: bool, others: float = 0.0
+    body: Body,
+    loops: list[NestLoop],
+    stage: StageInfo,
+    m: Machine,
+    points: int,
+    relaxed: bool,
+    others: float = 0.0,
+    packed: dict[str, int] | None = None,
 ) -> float:
+    packed = packed or {}
     w = _width(body, loops, m, relaxed)
     auto = AUTO_VECTOR if w < 0 else 1.0
     w = abs(w)
@@ -355,14 +373,22 @@ def _core_seconds(
     )
     stored = body.stored  # an accumulator's load goes with its store
 
-    def tile(a) -> bool:
+    def tile(a) -> int:
         """unroll_jam makes the register tile (`loop.local`) a stored value stays in, when the value
-        does not move in the loops between the jammed loop and the innermost one (what it jams into)."""
-        return any(not any(a.varies(lp.root) for lp in loops[i + 1 : -1]) for i in jam_at)
+        does not move in the loops between the jammed loop and the innermost one (what it jams into):
+        the tile lives across all of them, so it is loaded and stored once per that many of their
+        iterations (the product of their trips; 0 when there is no tile)."""
+        return next((math.prod(lp.trips for lp in loops[i + 1 : -1]) for i in jam_at if not any(a.varies(lp.root) for lp in loops[i + 1 : -1])), 0)
+
+    def unit(a) -> bool:
+        """Contiguous along the vector loop: in the tensor's layout, or in a packed copy made outside
+        the innermost loop (laid out in the order of the loops inside it, so the innermost last)."""
+        return a.unit(v.root) or (packed.get(a.tensor, len(loops)) < len(loops) - 1 and v.root in a.roots)
 
     # the loops outside the innermost one that can keep a value in registers across them, innermost
     # first (a jammed loop of a non-reduction is the register block itself, not a loop around it)
     around = [lp for lp in reversed(loops[:-1]) if not (lp.jam > 1 and lp.root not in stage.reductions)]
+    tiles: set[str] = set()  # stored tensors whose register tile is held
     for a in body.loads_first:
         roots = a.roots
         # copies that share the access, and those that do not
@@ -371,7 +397,7 @@ def _core_seconds(
         if not inner:  # hoisted out of the innermost loop: once per instance of it
             count = 1.0 / (v.range * share)
         else:
-            count = (1.0 / w if a.unit(v.root) else 1.0) / share
+            count = (1.0 / w if unit(a) else 1.0) / share
             reuse = 1.0
             for lp in around:  # kept in registers across the innermost loops it is invariant in
                 if lp.root in roots:
@@ -380,10 +406,18 @@ def _core_seconds(
                 if lp.trips > 1:
                     break
             regs = vectors * (math.prod(lp.jam for lp in jams if lp.root in roots) if jams else 1)
-            if reuse > 1 and in_registers and (a.tensor not in stored or tile(a)) and held + regs <= m.registers - 2:
-                held += regs
+            lifetime = tile(a) if a.tensor in stored else 0
+            if lifetime:
+                reuse = lifetime
+            # an accumulator's load and store are one tile: its registers count once
+            already = a.tensor in tiles
+            if reuse > 1 and in_registers and (a.tensor not in stored or lifetime) and (already or held + regs <= m.registers - 2):
+                if not already:
+                    held += regs
+                if lifetime:
+                    tiles.add(a.tensor)
                 count /= reuse
-        wide = inner and w > 1 and a.unit(v.root)
+        wide = inner and w > 1 and unit(a)
         nbytes = a.elem * (w if wide else 1)
         l1 += count * nbytes / m.l1(nbytes * 8)
         if a.store:

@@ -351,6 +351,9 @@ COLSUM = (
         (COLSUM, ["split j by 2 -> jo, ji", "pack a at ji", "unroll_jam ji by 2"], False),
         (CONTRACT, ["split j by 4 -> jo, ji", "interchange ji, k", "pack b at jo"], True),  # k (a size) first inside
         (CONTRACT, ["split j by 4 -> jo, ji", "pack b at jo"], False),  # ji first, k after it
+        # a's k spans its size but is the copy's outermost part (not a's layout's): [k][4 rows of i]
+        (CONTRACT, ["split i by 4 -> io, ii", "reorder io, k, j, ii", "pack a at io"], True),
+        (CONTRACT, ["split i by 4 -> io, ii", "reorder io, j, ii, k", "pack a at io"], False),  # k after ii
     ],
 )
 def test_extend_refuses_packs_lowering_refuses(text, texts, accepted):
@@ -387,6 +390,24 @@ def test_conv2d_offers_no_pack_of_the_input_it_reads_through_a_padded_copy():
     packs = [e for e in next_entries(c, info, 8, 16) if e["kind"] == "pack"]
     assert {e["tensor"] for e in packs} >= {"I"}  # the records offer it ...
     assert not [e for e in packs if e["tensor"] == "I" and extend(c, e, info) is not None]  # ... the replay refuses it
+
+
+def test_conv2d_seeds_lanes_along_the_output_channels():
+    """`lane_blocks`: vectors along `f` (the output is strided in it), pixels jammed, the weights
+    packed at the outer lane loop; each seed is a schedule the checker accepts."""
+    from irkit.tune.search import lane_blocks
+    from irkit.validate.suite import replace_schedules
+
+    path = EXAMPLES / "conv2d.design"
+    kernel = read_kernel(path.read_text(), str(path), {"N": 1, "C": 4, "F": 32, "H": 8, "W": 16})
+    (stage,) = kernel.stages
+    info = kernel.stages[stage]
+    seeds = lane_blocks(start(info, kernel.reads[stage]), info, 8, 16, 2, {"x"})
+    texts = [c.text for c in seeds]
+    assert "split f by 8 -> fo, fv; reorder fo, n, y, x, c, r, s, fv; parallel fo; vectorize fv by 8; unroll_jam x by 8; pack Wt at fo" in texts
+    assert not [t for t in texts if "vectorize x" in t or "vectorize y" in t]  # x is the output's own (done)
+    for c in seeds[:3]:
+        assert not document_errors(replace_schedules(path.read_text(), {stage: c.text.split("; ")})), c.text
 
 
 # --- the command line --------------------------------------------------------------------------

@@ -131,6 +131,40 @@ def test_conv2d_register_blocked_agrees():
         check(kernel, sizes)
 
 
+CONV_LANES = """design conv {
+  sizes { N = 1, C = 5, F = 16, H = 9, W = 29 }
+  tensor I : f32[N, C, H, W] input
+  tensor Wt : f32[F, C, 3, 3] input
+  tensor O : f32[N, F, H, W] output
+  O = conv2d(I, Wt, stride = 1, padding = 1, layout = nchw)
+  schedule O {
+    split f by 8 -> fo, fv
+    reorder fo, n, y, x, c, r, s, fv
+    parallel fo
+    vectorize fv by 8
+    unroll_jam x by 8
+    pack Wt at fo
+  }
+}"""
+
+
+def test_conv2d_with_output_channels_in_lanes():
+    """Lanes along `f`, which the output is strided in: the accumulators of 8 pixels are vector
+    registers across c, r, s, loaded and stored one lane at a time outside the reduction, each
+    update one broadcast pixel times one vector of packed weights."""
+    kernel = irkit.compile(CONV_LANES)
+    c = kernel.c_source
+    assert c.count("/* local O_acc0[8]: 1 vector registers of 8 */") == 1
+    start = c.index("for (int64_t c = 0;")
+    indent = start - c.rindex("\n", 0, start) - 1
+    micro = c[start : c.index("\n" + " " * indent + "}\n", start)]  # the first nest's c loop
+    assert "O[" not in micro  # the tile is not in memory inside the reduction
+    assert "irkit_fma_f32x8(" in micro and "Wt_pack[" in micro
+    assert "O[n*O_s0 + (fv + 7)*O_s1" in c  # the eighth lane of a strided store
+    for sizes in ({}, {"F": 8, "W": 8, "H": 1}, {"F": 3, "W": 30, "H": 2, "C": 2}):
+        check(kernel, sizes)
+
+
 @pytest.mark.parametrize(
     ("schedule", "message"),
     [
