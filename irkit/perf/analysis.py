@@ -251,6 +251,14 @@ def _direct_counts(loop: Loop, vectorised: bool, fold: float, res: dict[str, Exp
         in_flight = ex.ONE + ex.rdiv(ex.sym(WINDOW), ex.max_(entry, 1))
         for cls, count in (loop.chain_kinds or {"add": loop.chain}).items():
             _put(res, "chain_" + cls, ex.rdiv(ex.const(count), in_flight))
+    if loop.tile_chain:
+        # A register tile's accumulators (`unroll_jam`): a run of the loop takes each of them one
+        # step, side by side, and the next run (the reduction loop around) the next step, so a
+        # run adds one step's latency whatever the tile's size; how close that comes to the
+        # pipes' throughput is `runtime.contended`'s (4 rows x 2 vectors of FMAs on Zen 3: 8
+        # chains of 4 cycles on 2 pipes, measured 1.4-1.5x slower than 6 x 2)
+        for cls, count in loop.tile_chain.items():
+            _put(res, "chain_" + cls, ex.rdiv(ex.const(count), _vector_chain_steps(loop, loop.trips())))  # `_summed`: a step a chunk
     if loop.simd_entries and not loop.loops and _one_vector(loop):
         # Every entry of gcc's vector loop works out its trip count, its start addresses and
         # its remainder before the first vector: `vector_setups` slots an entry, one plus

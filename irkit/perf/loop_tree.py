@@ -91,6 +91,10 @@ class Loop:
     chain_kinds: dict[str, int] = field(default_factory=dict)  # those ops by latency class (add, fma, max ...)
     chain_store: Access | None = None  # the accumulator's store
     carry: int = 0  # read-modify-writes the parent loop repeats: dependent FP ops from reload to store
+    # a register tile's accumulation (a vector loop updating a local the backend keeps in registers):
+    # its chain's ops by latency class; each run of the loop is one step of all its accumulators'
+    # chains side by side, the next run (the reduction loop around) the next step
+    tile_chain: dict[str, int] = field(default_factory=dict)
     auto_vector: bool = False
     fold_left: bool = False  # gcc's in-order vector reduction: vector loads and ops, one scalar add a lane
     simd_entries: bool = False  # a vector loop gcc gets as `#pragma omp simd` with a runtime trip count

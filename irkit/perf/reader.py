@@ -319,6 +319,8 @@ class Reader:
             loop.chain_kinds = kinds or {"add": 1}
         elif self._reloaded_by_parent(loop) and (loop.ops.get("fp") or loop.ops.get("fp64")):
             loop.carry = max(1, _chain_length(op))
+        elif loop.vector is not None and any(a.store and a.buf.registers for a in loop.accesses):
+            loop.tile_chain = _chain_kinds(op, self._fused)  # empty for the tile's copies in and out
         if any(loop.ops.get(k) for k in ("exp_libm", "exp_libm64", "libm", "libm64")):
             loop.vector = None  # gcc cannot vectorise a call of the C library (no fast-math): scalar code
             return

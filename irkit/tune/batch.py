@@ -24,6 +24,7 @@ import numpy as np
 
 from irkit.backends.c_simd import MAX_GROUPS
 from irkit.perf.reader import ALIAS_PATTERNS
+from irkit.perf.runtime import contended
 from irkit.tune.estimate import (
     AUTO_VECTOR,
     ISSUE_WIDTH,
@@ -32,6 +33,7 @@ from irkit.tune.estimate import (
     Machine,
     body_points,
     chain_cycles,
+    chain_depth,
     distinct_accesses,
     dram_share,
     loop_fields,
@@ -264,7 +266,7 @@ def core_seconds(
             starts = (varies | ~roots.reduction[b.root]) & (b.root != b.pad)
             in_flight = np.where(varies[:, -1], 1.0, _in_flight(starts, block, b, m, per_point, others / w))
         chain = points * chain_cycles(body, m) / (chains * in_flight * m.frequency)
-    out = np.maximum(np.maximum(fp, mem), np.maximum(chain, front)) * auto
+    out = np.maximum(contended(np.maximum(fp, front), chain, chain_depth(body, m)), mem) * auto
     return np.where(copies > m.registers, math.inf, out)
 
 

@@ -39,7 +39,7 @@ from typing import NamedTuple
 
 from irkit.backends.c_simd import MAX_GROUPS
 from irkit.perf.reader import ALIAS_PATTERNS
-from irkit.perf.runtime import latency_cycles
+from irkit.perf.runtime import contended, fp_pipes, latency_cycles
 from irkit.tune.stages import Access, Body, StageInfo
 
 LOOP_CYCLES = 2.0  # instructions of loop control per iteration of the innermost loop (increment, compare-branch)
@@ -75,6 +75,7 @@ class Machine:
     l1_w: dict[int, float]  # instruction bits -> L1 bytes/s a core (loads and stores together, as calibrated)
     parallel_overhead: float = 1.5e-6  # seconds to start and join one parallel region
     window: float = 0.0  # instructions the out-of-order core looks ahead (`ooo_window`; 0: chains never overlap)
+    pipes: float = 2.0  # FP pipes of a core (`irkit.perf.runtime.fp_pipes`)
 
     @classmethod
     def of(cls, hw) -> Machine:
@@ -102,6 +103,7 @@ class Machine:
             l1_w=dict(levels[0].get("bandwidth_w", {simd: levels[0]["bandwidth"]})) if levels else {simd: 64.0 * float(v.get("frequency", 3e9))},
             parallel_overhead=float(v.get("parallel_overhead", 1.5e-6)),
             window=float(v.get("ooo_window", 0.0)),
+            pipes=float(fp_pipes(v)),
         )
 
     def l1(self, bits: int) -> float:
@@ -442,7 +444,7 @@ def _core_seconds(
                 in_flight = _in_flight(acc, loops, stage, m, per_point, others / w)
             chains *= math.prod(lp.jam for lp in jams if acc.varies(lp.root)) or 1
         chain = points * chain_cycles(body, m) / (chains * in_flight * m.frequency)
-    return max(fp, mem, chain, front) * auto
+    return max(float(contended(max(fp, front), chain, chain_depth(body, m))), mem) * auto
 
 
 def _in_flight(acc: Access, loops: list[NestLoop], stage: StageInfo, m: Machine, per_point: float, others: float) -> float:
@@ -554,6 +556,14 @@ def chain_cycles(body: Body, m: Machine) -> float:
     if not body.chain_kinds:
         return body.chain * m.fp_latency
     return sum(n * m.latency.get(cls, m.fp_latency) for cls, n in body.chain_kinds)
+
+
+def chain_depth(body: Body, m: Machine) -> float:
+    """Ops in flight that fill the FP pipes for the body's chain: its mean latency x the pipes
+    (`irkit.perf.runtime.chain_depth`, which `contended` takes); 0 without a chain."""
+    if not body.chain:
+        return 0.0
+    return chain_cycles(body, m) / body.chain * m.pipes
 
 
 def dram_share(m: Machine, cores: int) -> float:

@@ -7,7 +7,9 @@ rows split into blocks (`split i by 16`) each pass runs over a block, and the ch
 rows sit side by side.  Measured on Zen 3 (4096 x 1024, 2 threads): rows 2.67 ms, blocks of 16
 2.32 ms.  Both the full model (`irkit.perf.analysis`) and the tuner's screening model
 (`irkit.tune.estimate`, `irkit.tune.batch`) must rank the blocks first, and only where the
-hardware has a window.
+hardware has a window.  The test machine has the measured host's latencies (a vector maximum 4.51
+cycles, an FMA 4.02): how much the chains of a block wait for the pipes they share with the rest
+of the pass (`irkit.perf.runtime.contended`) depends on them.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ def hw_text(window: str) -> str:
     return (
         "hardware win {\n  cores 2\n  simd 256 bits\n  frequency 3.2 GHz\n  flops_f32 100 GFLOP/s\n"
         "  flops_f64 50 GFLOP/s\n  exp_f32 1.5 GFLOP/s\n  div_f32 7 GFLOP/s\n  fp_latency 3 cycles\n"
+        "  max_latency 1.96 cycles\n  vmax_latency 4.51 cycles\n  fma_latency 4.02 cycles\n"
         f"{window}"
         "  cache L1 { size 32 KiB; line 64 B; bandwidth 260 GB/s; ways 8 }\n"
         "  cache L2 { size 512 KiB; line 64 B; bandwidth 130 GB/s; ways 8 }\n"

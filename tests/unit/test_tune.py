@@ -406,8 +406,13 @@ def test_conv2d_seeds_lanes_along_the_output_channels():
     texts = [c.text for c in seeds]
     assert "split f by 8 -> fo, fv; reorder fo, n, y, x, c, r, s, fv; parallel fo; vectorize fv by 8; unroll_jam x by 8; pack Wt at fo" in texts
     assert not [t for t in texts if "vectorize x" in t or "vectorize y" in t]  # x is the output's own (done)
+    from irkit.raising.verify import verify_document
+
     for c in seeds[:3]:
-        assert not document_errors(replace_schedules(path.read_text(), {stage: c.text.split("; ")})), c.text
+        document = replace_schedules(path.read_text(), {stage: c.text.split("; ")})
+        assert not document_errors(document), c.text
+        # raised back, the lanes, the jammed pixels and the packed weights are the document's
+        assert [x.message for x in verify_document(parse_design(document, str(path)))] == [], c.text
 
 
 # --- the command line --------------------------------------------------------------------------
