@@ -109,43 +109,40 @@ def test_factor_one_is_scalar_replacement_only():
     check(kernel, {"M": 13, "N": 21, "K": 17})
 
 
-def test_conv2d_register_blocked_agrees():
-    doc = """design conv {
-      sizes { N = 1, C = 5, F = 7, H = 9, W = 29 }
-      tensor I : f32[N, C, H, W] input
-      tensor Wt : f32[F, C, 3, 3] input
-      tensor O : f32[N, F, H, W] output
-      O = conv2d(I, Wt, stride = 1, padding = 1, layout = nchw)
-      schedule O {
-        split f by 4 -> fo, fi
-        split x by 16 -> xo, xv
-        reorder n, fo, y, xo, fi, c, r, s, xv
-        parallel fo
-        vectorize xv by 8
-        unroll_jam fi by 4
-        pack Wt at fo
-      }
-    }"""
-    kernel = irkit.compile(doc)
-    for sizes in ({}, {"F": 8, "W": 32, "H": 3}, {"F": 1, "W": 1, "H": 1, "C": 1}):
-        check(kernel, sizes)
-
-
-CONV_LANES = """design conv {
-  sizes { N = 1, C = 5, F = 16, H = 9, W = 29 }
+CONV = """design conv {{
+  sizes {{ N = 1, C = 5, F = {F}, H = 9, W = 29 }}
   tensor I : f32[N, C, H, W] input
   tensor Wt : f32[F, C, 3, 3] input
   tensor O : f32[N, F, H, W] output
   O = conv2d(I, Wt, stride = 1, padding = 1, layout = nchw)
-  schedule O {
-    split f by 8 -> fo, fv
+  schedule O {{
+{schedule}
+  }}
+}}"""
+
+
+def test_conv2d_register_blocked_agrees():
+    schedule = """    split f by 4 -> fo, fi
+    split x by 16 -> xo, xv
+    reorder n, fo, y, xo, fi, c, r, s, xv
+    parallel fo
+    vectorize xv by 8
+    unroll_jam fi by 4
+    pack Wt at fo"""
+    kernel = irkit.compile(CONV.format(F=7, schedule=schedule))
+    for sizes in ({}, {"F": 8, "W": 32, "H": 3}, {"F": 1, "W": 1, "H": 1, "C": 1}):
+        check(kernel, sizes)
+
+
+CONV_LANES = CONV.format(
+    F=16,
+    schedule="""    split f by 8 -> fo, fv
     reorder fo, n, y, x, c, r, s, fv
     parallel fo
     vectorize fv by 8
     unroll_jam x by 8
-    pack Wt at fo
-  }
-}"""
+    pack Wt at fo""",
+)
 
 
 def test_conv2d_with_output_channels_in_lanes():
