@@ -205,6 +205,16 @@ def plan_loop(loop: ForOp, vector_bytes: int = MAX_VECTOR_BYTES) -> LoopPlan | N
     iv = loop.induction_var
     varying: set[SSAValue] = {iv}
     strided: set[int] = set()
+
+    def walkable(op: LoadOp | StoreOp) -> bool:
+        """Contiguous in the loop, or strided (then written one lane at a time)."""
+        if _contiguous(op, iv):
+            return True
+        if _strided(op, iv):
+            strided.add(id(op))
+            return True
+        return False
+
     for op in body:
         if op.regions:
             return None
@@ -212,22 +222,14 @@ def plan_loop(loop: ForOp, vector_bytes: int = MAX_VECTOR_BYTES) -> LoopPlan | N
             if any(v in varying and v is not iv for v in op.indices):
                 return None
             if _uses(op, iv):
-                if _short(op.result.type) is None:
+                if _short(op.result.type) is None or not walkable(op):
                     return None
-                if not _contiguous(op, iv):
-                    if not _strided(op, iv):
-                        return None
-                    strided.add(id(op))
                 varying.add(op.result)
         elif isinstance(op, StoreOp):
             if any(v in varying and v is not iv for v in op.indices):
                 return None
-            if not _uses(op, iv) or _short(op.value.type) is None:
+            if not _uses(op, iv) or _short(op.value.type) is None or not walkable(op):
                 return None
-            if not _contiguous(op, iv):
-                if not _strided(op, iv):
-                    return None
-                strided.add(id(op))
         elif any(v in varying for v in op.operands):
             if op.name not in _ARITH and op.name != "arith.negf":
                 return None
@@ -483,11 +485,7 @@ class SimdEmitter:
                     if op.memref in self.tiles:
                         em.emit(inner, f"const {vt} {name} = {self._tile_var(op, g, plan, ivv)};")
                     elif id(op) in plan.strided:
-                        lanes = ", ".join(
-                            em.address(op.memref, self._shifted(op, g * plan.width + lane, ivv), op.indices)
-                            for lane in range(plan.width)
-                        )
-                        em.emit(inner, f"const {vt} {name} = {{{lanes}}};")
+                        em.emit(inner, f"const {vt} {name} = {{{', '.join(self._lanes(op, g, plan, ivv))}}};")
                     else:
                         addr = em.address(op.memref, self._shifted(op, g * plan.width, ivv), op.indices)
                         em.emit(inner, f"{vt} {name};")
@@ -507,8 +505,7 @@ class SimdEmitter:
                     if op.memref in self.tiles:
                         em.emit(inner, f"{self._tile_var(op, g, plan, ivv)} = {value};")
                     elif id(op) in plan.strided:
-                        for lane in range(plan.width):
-                            addr = em.address(op.memref, self._shifted(op, g * plan.width + lane, ivv), op.indices)
+                        for lane, addr in enumerate(self._lanes(op, g, plan, ivv)):
                             em.emit(inner, f"{addr} = {value}[{lane}];")
                     else:
                         addr = em.address(op.memref, self._shifted(op, g * plan.width, ivv), op.indices)
@@ -586,6 +583,11 @@ class SimdEmitter:
             AffineExpr.dimension(k) + offset if v is iv else AffineExpr.dimension(k) for k, v in enumerate(op.indices)
         ]
         return AffineMap(n, 0, tuple(r.replace_dims_and_symbols(dims, []) for r in amap.results))
+
+    def _lanes(self, op: LoadOp | StoreOp, g: int, plan: LoopPlan, iv: SSAValue) -> list[str]:
+        """The element each lane of group `g` of a strided access reads or writes."""
+        first = g * plan.width
+        return [self.em.address(op.memref, self._shifted(op, first + lane, iv), op.indices) for lane in range(plan.width)]
 
     def _tile_var(self, op: LoadOp | StoreOp, g: int, plan: LoopPlan, iv: SSAValue) -> str:
         tile = self.tiles[op.memref]

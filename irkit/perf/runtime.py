@@ -441,14 +441,21 @@ def contended(compute, chain, depth):
     return top * np.interp(n, ns, fs, right=1.0)
 
 
-def chain_depth(t, hw):
-    """Ops in flight that fill the FP pipes, for the chains of `t`: their mean latency (cycles, by
-    latency class) x the pipes; 0 without chains."""
+def chain_totals(t, hw):
+    """(steps, cycles) of the accumulation chains of `t` (`chain_<class>` counts, each class at
+    its latency)."""
     steps = cycles = 0.0
     for key, value in t.items():
         if key.startswith("chain_"):
             steps = steps + value
             cycles = cycles + value * latency_cycles(key[len("chain_") :], hw)
+    return steps, cycles
+
+
+def chain_depth(t, hw):
+    """Ops in flight that fill the FP pipes, for the chains of `t`: their mean latency (cycles, by
+    latency class) x the pipes; 0 without chains."""
+    steps, cycles = chain_totals(t, hw)
     if not np.any(np.asarray(steps) > 0.0):
         return 0.0
     mean = float(np.max(np.asarray(cycles) / np.maximum(np.asarray(steps), 1e-300)))
@@ -495,11 +502,7 @@ def in_core(t, hw):
         _, elem_bits, width = parsed
         bits = width_bits(elem_bits, width, hw)
         slots = slots + value * split_cost(bits, hw) * l1_seconds(elem_bits, width, hw)
-    chain_cycles = 0.0
-    for key, value in t.items():
-        if key.startswith("chain_"):
-            chain_cycles = chain_cycles + value * latency_cycles(key[len("chain_") :], hw)
-    chain = chain_cycles / hw["frequency"]
+    chain = chain_totals(t, hw)[1] / hw["frequency"]
     # an accumulator kept in memory across an outer loop: each entry of the inner loop
     # reloads what the entry before stored, so the entries queue on forwarding + the adds
     carry_cycles = t.get("carry", 0.0) * hw.get("fp_latency", 0.0)

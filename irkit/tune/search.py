@@ -311,7 +311,7 @@ def lane_blocks(root: Candidate, info, lanes: int, registers: int, cores: int, d
         moved = [a for a in loads if vroot in a.roots]
         if not moved or any(a.temp for a in moved):
             continue
-        packs = sorted({a.tensor for a in moved if a.inner_dim not in [d for d, _ in a.dims_of.get(vroot, ())]})
+        packs = sorted({a.tensor for a in moved if not a.unit(vroot)})
         vo, vv = f"{vroot}o", f"{vroot}v"
         for jam in (r for r in spatial if r != vroot):
             for factor in (4, 6, 8, 12):
