@@ -55,7 +55,8 @@ class Nest:
         self.quiet = quiet
         self.gone: dict[str, tuple[str, object]] = {}  # loop -> (what replaced it, where)
         self.diags: list[Diagnostic] = []
-        self.marks: dict[str, dict[str, object]] = {}  # loop -> {mark kind: value}
+        # loop -> {mark kind: value}; a loop's dict is replaced, never changed, so copies may share it
+        self.marks: dict[str, dict[str, object]] = {}
         self.locs: dict[str, str | None] = {}
         self.packs: dict[str, str] = {}  # tensor -> the loop its packed copy is made in
         self.where: tuple[str, str] | None = None  # compute_at (stage, loop)
@@ -113,8 +114,9 @@ class Nest:
         """Are the new loop names unused (and nameable in C)?"""
         if self.quiet:
             return True
+        taken = set(self.names)
         for name in names:
-            if name in self.names or names.count(name) > 1:
+            if name in taken or names.count(name) > 1:
                 self.error(f"new loop name '{name}' is already used in stage '{self.stage}'", at, name)
                 return False
         if isinstance(at, Operation):
@@ -183,7 +185,7 @@ class Nest:
             self.error(f"{what} would move '{loop}' outside '{used}', but the bounds of '{loop}' depend on '{used}'", at, loop)
 
     def mark(self, loop: str, kind: str, value: object, loc: str | None) -> None:
-        self.marks.setdefault(loop, {})[kind] = value
+        self.marks[loop] = {**self.marks.get(loop, {}), kind: value}  # a new dict: copies share the old one
         self.locs[f"{kind}:{loop}"] = loc
 
     def _move_marks(self, old: str, outer: str, inner: str) -> None:
@@ -194,7 +196,7 @@ class Nest:
             return
         for kind, value in marks.items():
             target = outer if kind == "parallel" else inner
-            self.marks.setdefault(target, {})[kind] = value
+            self.marks[target] = {**self.marks.get(target, {}), kind: value}
             key = f"{kind}:{old}"
             if key in self.locs:
                 self.locs[f"{kind}:{target}"] = self.locs[key]

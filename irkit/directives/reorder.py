@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
-from itertools import islice
 
 from xdsl.dialects.builtin import ArrayAttr, StringAttr
 from xdsl.irdl import IRDLOperation, irdl_op_definition, lazy_traits_def, prop_def
@@ -56,7 +54,8 @@ def replay(nest, e: Entry, at: object) -> None:
     if all(v in present or nest.require(v, at) for v in names):  # `require` says why a loop is missing
         nest.reorder(names)
         nest.locs["reorder"] = e.get("loc")
-        nest.check_order(text(e), at)
+        if nest.bounds_outside() is not None:  # the text only for the message (the tuner replays many)
+            nest.check_order(text(e), at)
 
 
 def space(s: Space) -> list[Entry]:
@@ -70,29 +69,39 @@ def space(s: Space) -> list[Entry]:
 def _choices(order: tuple[str, ...], outside: tuple, innermost: frozenset[str]) -> tuple[tuple[str, ...], ...]:
     """The first MAX_CHOICES orders `_orders` lists but `order` itself (a search asks again for
     every nest with the same loops)."""
-    others = (p for p in _orders(order, dict(outside), innermost) if p != order)
-    return tuple(islice(others, MAX_CHOICES))
+    found = _orders(order, dict(outside), innermost, MAX_CHOICES + 1)
+    return tuple([p for p in found if p != order][:MAX_CHOICES])
 
 
-def _orders(loops: tuple[str, ...], outside: dict, innermost: frozenset[str]) -> Iterator[tuple[str, ...]]:
-    """The orders of the loops `Space.allows`, in the order `itertools.permutations` lists them,
-    built place by place: a loop is placed once the loops its bounds use are (`outside`), and a loop
-    that must stay innermost only last (a prefix no order can complete is never extended)."""
+def _orders(loops: tuple[str, ...], outside: dict, innermost: frozenset[str], limit: int) -> list[tuple[str, ...]]:
+    """The first `limit` orders of the loops `Space.allows`, in the order `itertools.permutations`
+    lists them, built place by place: a loop is placed once the loops its bounds use are
+    (`outside`), and a loop that must stay innermost only last (a prefix no order can complete is
+    never extended).  A list, not a generator: nested generators cost a hop per level per order."""
     n = len(loops)
+    out: list[tuple[str, ...]] = []
+    prefix: list[str] = []
+    placed: set[str] = set()
 
-    def grow(prefix: list[str], left: list[str]) -> Iterator[tuple[str, ...]]:
+    def grow(left: list[str]) -> None:
         if not left:
-            yield tuple(prefix)
+            out.append(tuple(prefix))
             return
-        placed = set(prefix)
         for k, loop in enumerate(left):
+            if len(out) >= limit:
+                return
             if loop in innermost and len(prefix) < n - 1:
                 continue
             if any(u in loops and u not in placed for u in outside.get(loop, ())):
                 continue
-            yield from grow([*prefix, loop], left[:k] + left[k + 1 :])
+            prefix.append(loop)
+            placed.add(loop)
+            grow(left[:k] + left[k + 1 :])
+            prefix.pop()
+            placed.discard(loop)
 
-    return grow([], list(loops))
+    grow(list(loops))
+    return out
 
 
 RECORD = register(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from xdsl.dialects.builtin import I64, IntegerAttr, StringAttr, i64
 from xdsl.irdl import IRDLOperation, irdl_op_definition, lazy_traits_def, prop_def
 
@@ -61,19 +63,26 @@ def replay(nest, e: Entry, at: object) -> None:
 
 def factors(extent: int) -> list[int]:
     """Powers of two and divisors of the extent, between 2 and extent - 1 (at most MAX_CHOICES)."""
+    return list(_factors(extent))
+
+
+@functools.lru_cache(maxsize=4096)
+def _factors(extent: int) -> tuple[int, ...]:
+    """`factors`, kept: the tuner asks for the same extents at every step of its search."""
     found = set(powers_of_two(2, extent - 1)) | {f for f in range(2, min(extent, 4097)) if extent % f == 0}
     ordered = sorted(found)
     if len(ordered) <= MAX_CHOICES:
-        return ordered
+        return tuple(ordered)
     step = len(ordered) / MAX_CHOICES
-    return sorted({ordered[int(i * step)] for i in range(MAX_CHOICES)})
+    return tuple(sorted({ordered[int(i * step)] for i in range(MAX_CHOICES)}))
 
 
 def space(s: Space) -> list[Entry]:
     out = []
     for loop in s.loops:
-        for f in factors(s.extents.get(loop, 1)):
-            out.append({"kind": "split", "loop": loop, "factor": f, "outer": s.fresh(f"{loop}o"), "inner": s.fresh(f"{loop}i")})
+        outer, inner = s.fresh(f"{loop}o"), s.fresh(f"{loop}i")
+        for f in _factors(s.extents.get(loop, 1)):
+            out.append({"kind": "split", "loop": loop, "factor": f, "outer": outer, "inner": inner})
     return out
 
 

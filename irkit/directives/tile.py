@@ -106,10 +106,10 @@ def space(s: Space) -> list[Entry]:
     for a, b in zip(s.loops, s.loops[1:]):
         fa = powers_of_two(FACTORS[0], min(FACTORS[1], s.extents.get(a, 1) - 1))
         fb = powers_of_two(FACTORS[0], min(FACTORS[1], s.extents.get(b, 1) - 1))
+        outer = (s.fresh(f"{a}o"), s.fresh(f"{b}o"))
+        inner = (s.fresh(f"{a}i"), s.fresh(f"{b}i"))
         for x, y in product(fa, fb):
-            outer = [s.fresh(f"{a}o"), s.fresh(f"{b}o")]
-            inner = [s.fresh(f"{a}i"), s.fresh(f"{b}i")]
-            out.append({"kind": "tile", "loops": [a, b], "factors": [x, y], "outer": outer, "inner": inner})
+            out.append({"kind": "tile", "loops": [a, b], "factors": [x, y], "outer": list(outer), "inner": list(inner)})
     return out
 
 

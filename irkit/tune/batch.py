@@ -69,7 +69,7 @@ class Loops:
         rows, packs = [], {}
         for j, nest in enumerate(nests):
             row = [filler] * (depth - len(nest.loops))
-            row.extend((index[f[1]], *f[2:]) for f in loop_fields(nest, stage))
+            row.extend(loop_fields(nest, stage, index))
             rows.append(row)
             if nest.packs:
                 names = [loop[0] for loop in nest.loops]

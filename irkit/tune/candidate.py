@@ -38,17 +38,20 @@ class Probe(Nest):
 
     def copy(self) -> Probe:
         new = Probe.__new__(Probe)
-        new.__dict__.update(self.__dict__)
-        new.loops = list(self.loops)  # (name, root, step) tuples: a replay replaces them, never changes one
-        new.reductions = set(self.reductions)
-        new.gone = dict(self.gone)
-        new.marks = {k: dict(v) for k, v in self.marks.items()}
-        new.locs = dict(self.locs)
-        new.packs = dict(self.packs)
-        new.vectorized = list(self.vectorized)
-        new.deps = dict(self.deps)
-        new.diags = []
-        new.refused = None
+        d = self.__dict__
+        new.__dict__ = {
+            **d,
+            "loops": list(d["loops"]),  # (name, root, step) tuples: a replay replaces them, never changes one
+            "reductions": set(d["reductions"]),
+            "gone": dict(d["gone"]),
+            "marks": dict(d["marks"]),  # each loop's marks are replaced, never changed (`Nest.mark`)
+            "locs": {},  # where directives were written: a probe's refusals have no place to point to
+            "packs": dict(d["packs"]),
+            "vectorized": list(d["vectorized"]),
+            "deps": dict(d["deps"]),
+            "diags": [],
+            "refused": None,
+        }
         return new
 
 

@@ -33,7 +33,6 @@ error here costs search time, not the result.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -145,27 +144,36 @@ def nest_loops(nest, stage: StageInfo) -> list[NestLoop]:
     return [make(NestLoop, fields) for fields in loop_fields(nest, stage)]
 
 
-def loop_fields(nest, stage: StageInfo) -> Iterator[tuple]:
+def loop_fields(nest, stage: StageInfo, index: dict[str, int] | None = None) -> list[tuple]:
     """NestLoop's fields of each loop of the nest, outermost first (what `nest_loops` and the
-    batched model's arrays are made of)."""
+    batched model's arrays are made of).  With `index`, the batched model's row instead: the root
+    by its index, without the name (the search prices hundreds of thousands of loops)."""
     outer_step: dict[str, int] = {}
     extents, constant, all_marks = stage.extents, stage.constant, nest.marks
+    rows = []
     for name, root, step in nest.loops:
         rng = outer_step.get(root)
         fixed = rng is not None or root in constant
         if rng is None:
             rng = extents.get(root, 1)
         marks = all_marks.get(name)
-        trips = max(1, -(-rng // step))
-        yield (name, root, step, trips, rng, *(mark_values(marks) if marks else (0, 0, 0, False)), fixed)
+        trips = -(-rng // step)
+        if trips < 1:
+            trips = 1
+        values = mark_values(marks) if marks else (0, 0, 0, False)
+        if index is None:
+            rows.append((name, root, step, trips, rng, *values, fixed))
+        else:
+            rows.append((index[root], step, trips, rng, *values, fixed))
         outer_step[root] = step
+    return rows
 
 
 def mark_values(marks: dict) -> tuple[int, int, int, bool]:
     """A loop's marks as NestLoop's (vector, jam, unroll, parallel)."""
     vec = marks.get("vectorize")
-    vector = int(vec) if isinstance(vec, int) and not isinstance(vec, bool) else (-1 if vec else 0)
-    return vector, int(marks.get("unroll_jam", 0) or 0), int(marks.get("unroll", 0) or 0), bool(marks.get("parallel"))
+    vector = (-1 if vec else 0) if vec is None or type(vec) is bool or not isinstance(vec, int) else vec
+    return int(vector), int(marks.get("unroll_jam") or 0), int(marks.get("unroll") or 0), bool(marks.get("parallel"))
 
 
 def stage_seconds(stage: StageInfo, nest, m: Machine, relaxed: bool = True) -> float:
