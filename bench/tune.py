@@ -100,7 +100,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                    "profile name (default: each document's own section)")  # fmt: skip
     p.add_argument("--only", metavar="NAMES", help=f"comma-separated subset of: {', '.join(KERNELS)}")
     p.add_argument("--quick", action="store_true", help="tiny sizes, a short search and short timing (a smoke test)")
-    p.add_argument("--top-k", type=int, default=4, metavar="K", help="candidates the tuner measures (default 4)")
+    p.add_argument("--top-k", type=int, default=None, metavar="K", help="candidates the tuner measures (default: irkit tune's, 8)")
     p.add_argument("--threads", type=int, default=2, help="threads for irkit and every peer (default 2)")
     p.add_argument("--out", default=str(DEFAULT_OUT), help="the Markdown report (default TUNING.md)")
     p.add_argument("--json", default=str(DEFAULT_JSON), help="raw results (default bench/tune.json)")
@@ -121,6 +121,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         args.only = list(KERNELS)
     if args.budget is None:
         args.budget = QUICK_BUDGET if args.quick else FULL_BUDGET
+    if args.top_k is None:  # as `irkit tune`
+        from irkit.tools.tune import QUICK_TOP_K
+        from irkit.tune.tuner import Options
+
+        args.top_k = QUICK_TOP_K if args.quick else Options.top_k
     if args.threads < 1 or args.top_k < 1:
         p.error("--threads and --top-k must be positive")
     if args.tuned_dir is None:

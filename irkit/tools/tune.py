@@ -28,6 +28,8 @@ import re
 import sys
 from pathlib import Path
 
+QUICK_TOP_K = 4  # --quick measures fewer: it is a smoke test
+
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|min)?\s*$")
 
 
@@ -38,7 +40,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--size", action="append", default=[], metavar="N=V[,N=V...]", help="a set of sizes to tune for (repeatable)")
     p.add_argument("--sizes", metavar="FILE", help="sets of sizes, one per line (N=V,N=V)")
     p.add_argument("--hw", metavar="SPEC", help="hardware: a .hw file or a profile name (default: the document's own)")
-    p.add_argument("--top-k", type=int, default=4, metavar="K", help="candidates compiled and measured (default 4)")
+    p.add_argument("--top-k", type=int, metavar="K", help="candidates compiled and measured (default 8; 4 with --quick)")
     p.add_argument("--trials", type=int, metavar="N", help="at most N measurements in all, refinement included (default: --top-k, plus 3 a refinement round)")
     p.add_argument("--budget", metavar="TIME", help="stop searching after TIME (90s, 5m, 1h); measuring still runs")
     p.add_argument("--seed", type=int, default=0, help="seed of the search's sampling (default 0)")
@@ -128,10 +130,11 @@ def run(args: argparse.Namespace) -> int:
     if args.from_log:
         result = tuner.from_log(text, name, Path(args.from_log), sets, hw)
     else:
+        top_k = args.top_k or (QUICK_TOP_K if args.quick else tuner.Options.top_k)
         options = tuner.Options(
             sizes=sets,
             hw=hw,
-            top_k=min(args.top_k, args.trials or args.top_k),
+            top_k=min(top_k, args.trials or top_k),
             trials=args.trials or None,
             seed=args.seed,
             budget=parse_duration(args.budget) if args.budget else None,
