@@ -587,30 +587,60 @@ def exposed_dram(bandwidth, waits, latency_bound_core, overlap):
     return (1.0 - overlap) * beyond
 
 
-def core_seconds(t, hw, totals):
-    """The nest's in-core time: where its innermost loops are priced apart (`part<k>_` terms,
-    irkit.perf.analysis.part_terms), each runs at its own bottleneck and they add up, with what
-    no loop holds (the work between them) priced as one more part; else the largest of the nest's
-    (compute, chain, L1)."""
-    whole = np.maximum(contended(totals[0], totals[1], chain_depth(t, hw)), totals[2])
+def loop_parts(t) -> list[dict]:
+    """The counts of each innermost loop priced apart (`part<k>_` terms,
+    irkit.perf.analysis.part_terms), and what no loop holds (the work between them) as one more
+    part; empty when the nest has one innermost loop."""
     parts: dict[str, dict] = {}
     for key, value in t.items():
         if key.startswith(PART_PREFIX):
             k, _, term = key[len(PART_PREFIX) :].partition("_")
             parts.setdefault(k, {})[term] = value
     if not parts:
-        return whole
+        return []
     rest = {key: value for key, value in t.items() if is_core_count(key)}
-    summed = 0.0
     for counts in parts.values():
-        c, ch, l1 = in_core(counts, hw)
-        summed = summed + np.maximum(contended(c, ch, chain_depth(counts, hw)), l1)
         for key, value in counts.items():
             rest[key] = rest.get(key, 0.0) - value
     rest = {key: np.maximum(value, 0.0) for key, value in rest.items()}
-    c, ch, l1 = in_core(rest, hw)
-    summed = summed + np.maximum(contended(c, ch, chain_depth(rest, hw)), l1)
+    return [*parts.values(), rest]
+
+
+def _part_core(counts, hw):
+    """(in-core seconds, L1 seconds) of one part: its own bottleneck."""
+    c, ch, l1 = in_core(counts, hw)
+    return np.maximum(contended(c, ch, chain_depth(counts, hw)), l1), l1
+
+
+def core_seconds(t, hw, totals):
+    """The nest's in-core time: where its innermost loops are priced apart (`loop_parts`), each
+    runs at its own bottleneck and they add up; else the largest of the nest's (compute, chain, L1)."""
+    whole = np.maximum(contended(totals[0], totals[1], chain_depth(t, hw)), totals[2])
+    summed = 0.0
+    for counts in loop_parts(t):
+        summed = summed + _part_core(counts, hw)[0]
     return np.maximum(whole, summed)
+
+
+def parts_with_memory(t, hw, exposed, memory):
+    """The nest's time when its innermost loops run one after the other, each with its share of the
+    nest's memory time (by its share of the nest's L1 accesses): a loop that does little besides
+    moving data waits for it, and the arithmetic of another loop cannot hide that.  Softmax in
+    blocks of 2048 rows (Zen 3): its max, sum and divide passes each stream 8 MB from L3 while
+    only the exp pass computes; priced as one nest, the passes' memory hid under the exp pass and
+    the blocks of 2048 rows were predicted faster (1.94 ms) than those of 16 (2.05 ms), measured
+    2.5-3.2 against 2.2.  0 when the nest has one innermost loop."""
+    parts = [_part_core(counts, hw) for counts in loop_parts(t)]
+    if not parts:
+        return 0.0
+    total_l1 = sum(l1 for _, l1 in parts)
+    if not np.any(np.asarray(total_l1) > 0.0):
+        return 0.0
+    out = 0.0
+    for core, l1 in parts:
+        share = l1 / np.where(total_l1 > 0.0, total_l1, 1.0)
+        out = out + np.maximum(core + exposed * share, memory * share)
+    return out
 
 
 def price(nests, kernel_terms, env, hw, cold=False):
@@ -751,7 +781,7 @@ def price(nests, kernel_terms, env, hw, cold=False):
             memory = np.maximum(memory, v)
             hidden = overlap.get(key, MEMORY_OVERLAP)
             exposed = exposed + (dram_exposed if key == "DRAM" else (1.0 - hidden) * v)
-        nest_time = np.maximum(core + exposed, memory)
+        nest_time = np.maximum(np.maximum(core + exposed, memory), parts_with_memory(t, hw, exposed, memory))
         overhead = t.get("regions", 0.0) * hw.get("parallel_overhead", 0.0)
         nest_time = nest_time + overhead
         total = total + nest_time
