@@ -84,6 +84,7 @@ class Contender:
     placed: dict[str, list[str]] = field(default_factory=dict)
     batch: int | None = None  # an incumbent's copy: the refinement batch it is re-timed in
     move: str = ""  # a refinement neighbour: what changed (`out: add vectorize`)
+    raced: bool = False  # timed in the final race (`_retime`): that timing is its time
     screened: int | None = None  # its place in the screening model's order (None: not from the search)
 
     @property
@@ -197,8 +198,8 @@ def tune(text: str, name: str, options: Options) -> Result:
         if not interrupted and options.refine:
             _refine(result.chosen, kernels[0], machine, text, name, sizes, hw, options, result, deadline, t0)
         if not interrupted:
-            _retime(result, sizes, hw, text, name, options, deadline)
-            result.chosen = choose(timed_in_model_order(result.contenders))
+            _retime(result, sizes, hw, text, name, options)
+            result.chosen = choose(finalists_of(timed_in_model_order(result.contenders)))
     result.text = _write(text, result)
     result.seconds = time.perf_counter() - t0
     return result
@@ -229,12 +230,20 @@ def from_log(text: str, name: str, path: Path, size_sets: list[dict[str, int]], 
             c.measured = [r.measured for r in rows]  # type: ignore[union-attr]
             c.predicted = [r.predicted for r in rows]  # type: ignore[union-attr,misc]
     fastest: dict[tuple[str, str], float] = {}
-    for (key, at, _), entry in tlog.retimed(entries, doc, host).items():
-        if entry.measured is not None:  # the incumbents' re-timings: each schedule at its best, as in the run
+    race: dict[tuple[str, str], float] = {}
+    for (key, at, batch), entry in tlog.retimed(entries, doc, host).items():
+        if entry.measured is None:
+            continue
+        if batch == RACE:  # the final race: that timing decides, as in the run
+            race[(key, at)] = entry.measured
+        else:  # the incumbents' re-timings: each schedule at its best, as in the run
             fastest[(key, at)] = min(entry.measured, fastest.get((key, at), entry.measured))
     for c in by_schedule.values():
         if c.measured:
             c.measured = [min(v, fastest.get((c.key, tlog.sizes_key(s)), v)) for v, s in zip(c.measured, sizes)]  # type: ignore[type-var]
+            raced = [race.get((c.key, tlog.sizes_key(s))) for s in sizes]
+            if all(v is not None for v in raced):
+                c.measured, c.raced = raced, True  # type: ignore[assignment]
     ok = [c for c in by_schedule.values() if c.measured]
     if not ok:
         at = "; ".join(tlog.sizes_key(s) for s in sizes)
@@ -243,7 +252,7 @@ def from_log(text: str, name: str, path: Path, size_sets: list[dict[str, int]], 
                         f"({len(known)} entries for it, {len(entries)} in all); run `irkit tune --log {path}` first")]
         )
     ok = timed_in_model_order(ok)  # as `tune` breaks ties
-    result = Result(choose(ok), "", sizes, ok, 0, 0.0, 0, 0, 0.0, None)
+    result = Result(choose(finalists_of(ok)), "", sizes, ok, 0, 0.0, 0, 0, 0.0, None)
     result.text = _write(text, result)
     return result
 
@@ -253,6 +262,13 @@ def timed_in_model_order(contenders: list[Contender]) -> list[Contender]:
     gives ties to, the same for a run and for `--from-log`."""
     ok = [c for c in contenders if c.measured and all(v is not None for v in c.measured)]
     return sorted(ok, key=lambda c: (c.objective(c.predicted), c.key))
+
+
+def finalists_of(measured: list[Contender]) -> list[Contender]:
+    """Those that ran in the final race, when some did (`_retime`): the race is the one time they
+    were timed side by side; else all."""
+    raced = [c for c in measured if c.raced]
+    return raced or measured
 
 
 def choose(measured: list[Contender]) -> Contender:
@@ -512,7 +528,8 @@ REFINE_MEASURE = 3  # neighbours measured a batch: the full model's best of thos
 SPARE_SHARE = 0.25  # budget used below this share: the rounds get the spare figures
 SPARE_BATCHES = 8
 SPARE_PATIENCE = 3
-RETIME = 3  # the fastest schedules re-timed side by side at the end (their best time counts)
+RETIME = 3  # the fastest schedules re-timed side by side at the end: that race decides between them
+RACE = 0  # the log's batch number of the race's timings
 RETIME_WITHIN = 0.15  # ... those within this of the fastest
 
 
@@ -657,20 +674,26 @@ def _refine(best: Contender, kernel: KernelInfo, machine: Machine, text: str, na
             return
 
 
-def _retime(result: Result, sizes, hw, text: str, name: str, options: Options, deadline: float | None) -> None:
+def _retime(result: Result, sizes, hw, text: str, name: str, options: Options) -> None:
     """The fastest few schedules (RETIME, within RETIME_WITHIN of the fastest) timed again side by
-    side, each then at its best time: a schedule timed once, in a quiet moment or a noisy one, is
-    not chosen on that one look when others are close."""
+    side, and that race decides between them: each one's earlier timings were taken at other
+    moments, and on a shared host the moments differ more than close schedules do.  Taking each
+    at its best timing instead chose, on the Zen 3 host, a gemm whose packed panel of B (8 MiB)
+    lives in the shared L3: timed at 102 ms in a quiet moment, then 117 and 119 beside its
+    neighbours; in ten later calls a median of 139 ms (fastest 109) against 105 (fastest 102) for
+    a schedule packing B per K block and A per row block.  The race runs even when the budget is
+    spent: it is measuring, which the budget lets finish, not searching."""
     ok = timed_in_model_order(result.contenders)
-    if len(ok) < 2 or (deadline is not None and time.perf_counter() > deadline):
+    if len(ok) < 2:
         return
     fastest = min(c.objective(c.measured) for c in ok)
+    # ties in the full model's order (`ok`'s; a stable sort keeps it), as `choose` breaks them
     close = sorted((c for c in ok if c.objective(c.measured) <= fastest + math.log1p(RETIME_WITHIN)),
-                   key=lambda c: (c.objective(c.measured), c.key))[:RETIME]  # fmt: skip
+                   key=lambda c: c.objective(c.measured))[:RETIME]  # fmt: skip
     if len(close) < 2:
         return
     copies = [
-        Contender(c.schedules, c.text, INCUMBENT, predicted=c.predicted, bases=c.bases, placed=c.placed, batch=0)
+        Contender(c.schedules, c.text, INCUMBENT, predicted=c.predicted, bases=c.bases, placed=c.placed, batch=RACE)
         for c in close
     ]
     try:
@@ -678,10 +701,11 @@ def _retime(result: Result, sizes, hw, text: str, name: str, options: Options, d
     except KeyboardInterrupt:
         options.report("irkit tune: interrupted: keeping the times measured so far")
         return
+    if not all(copy.measured and all(v is not None for v in copy.measured) for copy in copies):
+        return  # a schedule the race could not time: the earlier timings decide
     for c, copy in zip(close, copies):
-        if copy.measured and all(v is not None for v in copy.measured):
-            c.measured = [min(a, b) for a, b in zip(c.measured, copy.measured)]  # type: ignore[type-var]
-    options.report("irkit tune: re-timed the fastest " + ", ".join(f"{_ms(c.measured)}" for c in close))
+        c.measured, c.raced = list(copy.measured), True
+    options.report("irkit tune: the fastest timed again side by side: " + ", ".join(f"{_ms(c.measured)}" for c in close))
 
 
 def _write(text: str, result: Result) -> str:
