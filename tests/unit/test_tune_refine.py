@@ -192,60 +192,48 @@ def test_from_log_takes_each_schedule_at_its_best_timing(tmp_path):
     assert known.chosen.schedules == a and known.chosen.measured == [1.0e-3]
 
 
-def test_the_fastest_few_are_timed_again_and_a_slow_first_look_does_not_lose(monkeypatch):
-    """A schedule whose first timing a noisy moment slowed is within RETIME_WITHIN of the fastest:
-    the last re-timing measures it again, side by side with the others, and its best time wins."""
+def _tune_with_looks(monkeypatch, first: float, later: float, others: float):
+    """Tune rowsum with fake timings: the first schedule timed takes `first` seconds at its first
+    look and `later` at every other; every other schedule `others`.  (result, looks per schedule,
+    that schedule's key)."""
     from irkit.tune import measure
 
     looks: dict[str, int] = {}
-    unlucky: list[str] = []
+    marked: list[str] = []
 
     def fake(todo, text, name, sizes, options):
         for c in todo:
             looks[c.key] = looks.get(c.key, 0) + 1
-            if not unlucky and c.origin != tuner.INCUMBENT:
-                unlucky.append(c.key)  # the first schedule timed: truly the fastest, slowed once
-            if c.key == unlucky[0]:
-                t = 1.10e-3 if looks[c.key] == 1 else 0.90e-3
+            if not marked and c.origin != tuner.INCUMBENT:
+                marked.append(c.key)
+            if c.key == marked[0]:
+                t = first if looks[c.key] == 1 else later
             else:
-                t = 1.0e-3
+                t = others
             c.measured = [t for _ in sizes]
 
     monkeypatch.setattr(measure, "measure", fake)
     text = replace_schedules(ROWSUM.read_text(), {})
     options = tuner.Options(sizes=[{"M": 64, "N": 128}], top_k=3, width=8, depth=3, rerank=8, refine=False)
-    result = tuner.tune(text, str(ROWSUM), options)
-    assert result.chosen.key == unlucky[0]
+    return tuner.tune(text, str(ROWSUM), options), looks, marked[0]
+
+
+def test_the_fastest_few_are_timed_again_and_a_slow_first_look_does_not_lose(monkeypatch):
+    """A schedule whose first timing a noisy moment slowed is within RETIME_WITHIN of the fastest:
+    the last re-timing measures it again, side by side with the others, and it wins that race."""
+    result, looks, unlucky = _tune_with_looks(monkeypatch, first=1.10e-3, later=0.90e-3, others=1.0e-3)
+    assert result.chosen.key == unlucky
     assert result.chosen.measured == [0.90e-3]
-    assert looks[unlucky[0]] == 2
+    assert looks[unlucky] == 2
     assert sum(1 for n in looks.values() if n == 2) <= tuner.RETIME
 
 
 def test_the_race_decides_and_a_lucky_first_look_does_not_win(monkeypatch):
     """The fastest few are timed again side by side and that race decides: a schedule timed once
     in a quiet moment (its best time the fastest of all) loses to one faster beside it in the race."""
-    from irkit.tune import measure
-
-    looks: dict[str, int] = {}
-    lucky: list[str] = []
-
-    def fake(todo, text, name, sizes, options):
-        for c in todo:
-            looks[c.key] = looks.get(c.key, 0) + 1
-            if not lucky and c.origin != tuner.INCUMBENT:
-                lucky.append(c.key)  # the first schedule timed: fast once, slow beside the others
-            if c.key == lucky[0]:
-                t = 0.80e-3 if looks[c.key] == 1 else 1.10e-3
-            else:
-                t = 0.90e-3
-            c.measured = [t for _ in sizes]
-
-    monkeypatch.setattr(measure, "measure", fake)
-    text = replace_schedules(ROWSUM.read_text(), {})
-    options = tuner.Options(sizes=[{"M": 64, "N": 128}], top_k=3, width=8, depth=3, rerank=8, refine=False)
-    result = tuner.tune(text, str(ROWSUM), options)
-    assert looks[lucky[0]] == 2  # it ran in the race
-    assert result.chosen.key != lucky[0]
+    result, looks, lucky = _tune_with_looks(monkeypatch, first=0.80e-3, later=1.10e-3, others=0.90e-3)
+    assert looks[lucky] == 2  # it ran in the race
+    assert result.chosen.key != lucky
     assert result.chosen.measured == [0.90e-3] and result.chosen.raced
 
 
