@@ -122,10 +122,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     if args.budget is None:
         args.budget = QUICK_BUDGET if args.quick else FULL_BUDGET
     if args.top_k is None:  # as `irkit tune`
-        from irkit.tools.tune import QUICK_TOP_K
-        from irkit.tune.tuner import Options
+        from irkit.tune.tuner import default_top_k
 
-        args.top_k = QUICK_TOP_K if args.quick else Options.top_k
+        args.top_k = default_top_k(args.quick)
     if args.threads < 1 or args.top_k < 1:
         p.error("--threads and --top-k must be positive")
     if args.tuned_dir is None:

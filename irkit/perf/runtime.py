@@ -606,31 +606,34 @@ def loop_parts(t) -> list[dict]:
     return [*parts.values(), rest]
 
 
-def _part_core(counts, hw):
-    """(in-core seconds, L1 seconds) of one part: its own bottleneck."""
-    c, ch, l1 = in_core(counts, hw)
-    return np.maximum(contended(c, ch, chain_depth(counts, hw)), l1), l1
+def part_times(t, hw) -> list[tuple]:
+    """(in-core seconds, L1 seconds) of each of `loop_parts(t)`: each at its own bottleneck."""
+    out = []
+    for counts in loop_parts(t):
+        c, ch, l1 = in_core(counts, hw)
+        out.append((np.maximum(contended(c, ch, chain_depth(counts, hw)), l1), l1))
+    return out
 
 
-def core_seconds(t, hw, totals):
-    """The nest's in-core time: where its innermost loops are priced apart (`loop_parts`), each
-    runs at its own bottleneck and they add up; else the largest of the nest's (compute, chain, L1)."""
+def core_seconds(t, hw, totals, parts):
+    """The nest's in-core time: where its innermost loops are priced apart (`parts`, from
+    `part_times`), each runs at its own bottleneck and they add up; else the largest of the
+    nest's (compute, chain, L1)."""
     whole = np.maximum(contended(totals[0], totals[1], chain_depth(t, hw)), totals[2])
     summed = 0.0
-    for counts in loop_parts(t):
-        summed = summed + _part_core(counts, hw)[0]
+    for core, _ in parts:
+        summed = summed + core
     return np.maximum(whole, summed)
 
 
-def parts_with_memory(t, hw, exposed, memory):
-    """The nest's time when its innermost loops run one after the other, each with its share of the
-    nest's memory time (by its share of the nest's L1 accesses): a loop that does little besides
-    moving data waits for it, and the arithmetic of another loop cannot hide that.  Softmax in
-    blocks of 2048 rows (Zen 3): its max, sum and divide passes each stream 8 MB from L3 while
-    only the exp pass computes; priced as one nest, the passes' memory hid under the exp pass and
-    the blocks of 2048 rows were predicted faster (1.94 ms) than those of 16 (2.05 ms), measured
-    2.5-3.2 against 2.2.  0 when the nest has one innermost loop."""
-    parts = [_part_core(counts, hw) for counts in loop_parts(t)]
+def parts_with_memory(parts, exposed, memory):
+    """The nest's time when its innermost loops (`parts`, from `part_times`) run one after the
+    other, each with its share of the nest's memory time (by its share of the nest's L1 accesses):
+    a loop that does little besides moving data waits for it, and the arithmetic of another loop
+    cannot hide that.  Softmax in blocks of 2048 rows (Zen 3): its max, sum and divide passes each
+    stream 8 MB from L3 while only the exp pass computes; priced as one nest, the passes' memory
+    hid under the exp pass and the blocks of 2048 rows were predicted faster (1.94 ms) than those
+    of 16 (2.05 ms), measured 2.5-3.2 against 2.2.  0 when the nest has one innermost loop."""
     if not parts:
         return 0.0
     total_l1 = sum(l1 for _, l1 in parts)
@@ -768,7 +771,8 @@ def price(nests, kernel_terms, env, hw, cold=False):
             resident = (not cold) & (kernel_bytes <= entries * PAGE_BYTES)
             tlb = np.where(resident, 0.0, pages) * hw["tlb_miss"]
         terms["chain"] = np.maximum(terms["chain"], strided + tlb)  # latencies: the longer one sets the pace
-        core = core_seconds(t, hw, (terms["compute"], terms["chain"], terms["L1"]))
+        apart = part_times(t, hw)  # the nest's innermost loops, each priced apart (none for one loop)
+        core = core_seconds(t, hw, (terms["compute"], terms["chain"], terms["L1"]), apart)
         # ECM-style composition: each level's transfer time hides under the core's work by that
         # level's overlap (1: fully, a roofline; 0: not at all, ECM's non-overlapping levels); what
         # each level leaves unhidden adds to the core's time -- a line from L3 crosses L3 -> L2
@@ -781,7 +785,7 @@ def price(nests, kernel_terms, env, hw, cold=False):
             memory = np.maximum(memory, v)
             hidden = overlap.get(key, MEMORY_OVERLAP)
             exposed = exposed + (dram_exposed if key == "DRAM" else (1.0 - hidden) * v)
-        nest_time = np.maximum(np.maximum(core + exposed, memory), parts_with_memory(t, hw, exposed, memory))
+        nest_time = np.maximum(np.maximum(core + exposed, memory), parts_with_memory(apart, exposed, memory))
         overhead = t.get("regions", 0.0) * hw.get("parallel_overhead", 0.0)
         nest_time = nest_time + overhead
         total = total + nest_time

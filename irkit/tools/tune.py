@@ -28,8 +28,6 @@ import re
 import sys
 from pathlib import Path
 
-QUICK_TOP_K = 4  # --quick measures fewer: it is a smoke test
-
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|min)?\s*$")
 
 
@@ -130,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
     if args.from_log:
         result = tuner.from_log(text, name, Path(args.from_log), sets, hw)
     else:
-        top_k = args.top_k or (QUICK_TOP_K if args.quick else tuner.Options.top_k)
+        top_k = args.top_k or tuner.default_top_k(args.quick)
         options = tuner.Options(
             sizes=sets,
             hw=hw,

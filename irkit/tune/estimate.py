@@ -172,8 +172,8 @@ def loop_fields(nest, stage: StageInfo, index: dict[str, int] | None = None) -> 
 def mark_values(marks: dict) -> tuple[int, int, int, bool]:
     """A loop's marks as NestLoop's (vector, jam, unroll, parallel)."""
     vec = marks.get("vectorize")
-    vector = (-1 if vec else 0) if vec is None or type(vec) is bool or not isinstance(vec, int) else vec
-    return int(vector), int(marks.get("unroll_jam") or 0), int(marks.get("unroll") or 0), bool(marks.get("parallel"))
+    vector = vec if isinstance(vec, int) and type(vec) is not bool else (-1 if vec else 0)
+    return vector, int(marks.get("unroll_jam") or 0), int(marks.get("unroll") or 0), bool(marks.get("parallel"))
 
 
 def stage_seconds(stage: StageInfo, nest, m: Machine, relaxed: bool = True) -> float:

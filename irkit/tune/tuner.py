@@ -69,6 +69,14 @@ class Options:
     progress: Callable[[str], None] = lambda line: None  # a status line that changes (a terminal rewrites it)
 
 
+QUICK_TOP_K = 4  # candidates a `--quick` run measures: it is a smoke test
+
+
+def default_top_k(quick: bool) -> int:
+    """The candidates measured when `--top-k` is not given (`irkit tune` and `bench.tune` alike)."""
+    return QUICK_TOP_K if quick else Options.top_k
+
+
 @dataclass
 class Contender:
     schedules: dict[str, list[str]]
