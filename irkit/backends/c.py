@@ -107,6 +107,7 @@ INDENT = "    "
 DEFAULT_TEMP_ALIGN = 64
 STACK_TEMP_BYTES = 4096  # a temporary of a constant size up to this allocated inside a loop goes on the stack
 MAX_UNROLL = 65534  # GCC's limit for `#pragma GCC unroll`
+PREFETCH_LINE = 64  # the bytes one prefetch asks for: a cache line on every host irkit targets
 
 
 # ----------------------------------------------------------------- helpers
@@ -846,6 +847,7 @@ class KernelEmitter:
             self.emit(indent, p)
         self.emit(indent, f"for (int64_t {iv} = {lb}; {iv} < {ub}; {iv} += {step}) {{")
         self.scopes.append(set())
+        self.emit_prefetches(op, iv, ub, indent + 1)
         self.emit_block(op.body.block, indent + 1)
         if op in self.fence_in:  # streaming stores inside: one fence an iteration (see emit_streaming)
             self.lines.append("#if IRKIT_VEC_BYTES")
@@ -856,6 +858,41 @@ class KernelEmitter:
         self.emit(indent, "}")
         for _, acc, addr in accs:
             self.emit(indent, f"{addr} = {acc};")
+
+    def emit_prefetches(self, op: ForOp, iv: str, ub: str, indent: int) -> None:
+        """Prefetch the lines the next iteration's register blocks load (`c_plan.plan_prefetch`):
+        each load's address with `op`'s variable one step on and its fill loop's variable at each
+        line of its range, when there is a next iteration (the addresses are then in bounds)."""
+        plans = c_plan.plan_prefetch(op)
+        if not plans:
+            return
+        ahead = f"{iv} + {op.step_value}"
+        saved = self.values.get(op.induction_var)
+        self.values[op.induction_var] = ahead
+        lines: list[str] = []
+        try:
+            for plan in plans:
+                start = self.bound(plan.fill.lower.data, plan.fill.lower_operands, "irkit_max_i64")
+                for load in plan.loads:
+                    elem = element_bytes(load.memref.type)  # type: ignore[arg-type]
+                    per_line = max(1, PREFETCH_LINE // (elem * plan.fill.step_value))
+                    steps = sorted({*range(0, plan.trips, per_line), plan.trips - 1})
+                    for k in steps:
+                        at = start if k == 0 else f"{paren(start)} + {k * plan.fill.step_value}"
+                        self.values[plan.fill.induction_var] = at
+                        text = self.lang.prefetch(self.address(load.memref, load.map.data, load.indices), load.memref in plan.written)
+                        if text not in lines:
+                            lines.append(text)
+                    self.values.pop(plan.fill.induction_var, None)
+        finally:
+            self.values[op.induction_var] = saved  # type: ignore[assignment]
+        if not lines:
+            return
+        self.emit(indent, f"/* prefetch the next iteration's register blocks ({len(lines)} addresses: each line of each row) */")
+        self.emit(indent, f"if ({ahead} < {ub}) {{")
+        for text in lines:
+            self.emit(indent + 1, text)
+        self.emit(indent, "}")
 
     def emit_streaming(
         self, op: ForOp, indent: int, iv: str, lb: str, ub: str, pragmas: list[str], st: StoreOp

@@ -24,6 +24,8 @@ instance to `emit_c(module, language=...)`:
   parallel-loop, SIMD-loop (reduction, simdlen, aligned clauses) and unroll
   annotations before a `for` (OpenMP's `#pragma omp`, GCC's unroll; ISPC
   would print `foreach`, CUDA a grid-stride loop, or nothing);
+- `prefetch(element, write)`: a software prefetch of an element's line (the
+  next register block's, `irkit.backends.c_plan.plan_prefetch`);
 - `relaxed_math_region(body)`: the lines around a kernel that may contract
   `a * b + c` (GCC's `fp-contract=fast` options);
 - `vector_typedef(ctype, name, size)`: an explicit vector type of the SIMD
@@ -120,6 +122,11 @@ class CLanguage:
 
     def unroll_pragma(self, factor: int) -> str:
         return f"#pragma GCC unroll {factor}"
+
+    def prefetch(self, element: str, write: bool) -> str:
+        """A statement that asks for the line holding `element` (an lvalue) in every cache level,
+        for reading or for writing (GCC's builtin; a target without one prints nothing)."""
+        return f"__builtin_prefetch(&{element}, {int(write)}, 3);"
 
     # ---- explicit vectors
     def vector_typedef(self, ctype: str, name: str, size: int) -> str:

@@ -15,6 +15,9 @@ it predicts the code the backend writes.
   streaming (non-temporal) store, with `stream_threshold` the output size
   from which it streams and `fence_anchor` the loop whose iterations end with
   the store fence;
+- `plan_prefetch(loop)`: the register block a loop's next iteration fills from memory, whose
+  lines the printer prefetches one iteration ahead (`Prefetch`; the cost model does not wait
+  for them);
 - `relaxed_math(kernel)`: does the kernel allow the fast, vectorizable `exp`
   and FMA contraction;
 - `reciprocal_divisor(op)`: is a division's divisor one the innermost loop
@@ -46,15 +49,17 @@ from xdsl.transforms.dead_code_elimination import LiveSet
 
 from irkit.backends.c_math import DEFAULT_NT_MIN_BYTES
 from irkit.backends.c_syntax import is_f32
-from irkit.dialects.loop import AllocOp, ForOp, FreeOp, LoadOp, StoreOp, linear_form, store_depends_on
+from irkit.dialects.loop import AllocOp, ForOp, FreeOp, LoadOp, LocalOp, StoreOp, linear_form, store_depends_on
 from irkit.kernel_abi import kernel_args, layout_order
 
 __all__ = [
+    "Prefetch",
     "Reduction",
     "VectorPlan",
     "aligned_buffers",
     "eliminate_dead_code",
     "fence_anchor",
+    "plan_prefetch",
     "plan_stream",
     "plan_vector",
     "reciprocal_divisor",
@@ -328,6 +333,84 @@ def fence_anchor(op: ForOp) -> ForOp | None:
             outermost = node
         node = node.parent_op()
     return outermost
+
+
+# ------------------------------------------------------------ prefetching
+
+
+@dataclass
+class Prefetch:
+    """A register block's fill that the next iteration of its loop reads from memory.
+
+    `fill`: the loop that copies memory into the block's locals (the prologue `unroll_jam` writes
+    before its reduction loop); `trips`: its constant trip count; `loads`: its loads from memory
+    that move with the outer loop; `written`: the buffers of those loads the outer loop's body
+    also stores to (a write is coming: prefetch for writing)."""
+
+    fill: ForOp
+    trips: int
+    loads: list[LoadOp]
+    written: set[SSAValue]
+
+
+def plan_prefetch(op: ForOp) -> list[Prefetch]:
+    """The register-block fills of `op`'s next iteration to prefetch during this one (GotoBLAS's
+    prefetch of the next tile of C): fill loops directly in `op`'s body, of a constant trip count,
+    made only of loads from memory stored into `loop.local` buffers, followed by another loop in
+    the body (the work the prefetch hides behind), whose loads move with `op`.
+
+    Why: a 6 x 16 block of C reads six rows 8 KiB apart at the start of each micro-kernel; the six
+    lines come from L3 or DRAM, and the out-of-order window cannot reach them from the previous
+    micro-kernel's 5,000 instructions.  Measured on the Zen 3 guest (gemm 2048, packed A and B,
+    tile 222 x 1024): median 113-130 ms with the prefetch against 124-156 without, beside numpy's
+    103-116.  Not for a parallel loop (its next iteration is another thread's) or a vector one."""
+    if op.parallel is not None or op.vector is not None:
+        return []
+    ops = list(op.body.block.ops)
+    loops = [i for i, o in enumerate(ops) if isinstance(o, ForOp)]
+    stored = {o.memref for o in op.walk() if isinstance(o, StoreOp)}
+    out: list[Prefetch] = []
+    for i in loops:
+        fill = ops[i]
+        assert isinstance(fill, ForOp)
+        if i == loops[-1]:
+            break  # nothing after it to hide the prefetch behind
+        body = list(fill.body.block.ops)
+        if not body or not all(isinstance(o, (LoadOp, StoreOp)) for o in body):
+            continue
+        if not all(isinstance(o.memref.owner, LocalOp) for o in body if isinstance(o, StoreOp)):
+            continue
+        trips = constant_trips(fill)
+        loads = [
+            o for o in body if isinstance(o, LoadOp) and not isinstance(o.memref.owner, LocalOp) and _moves_with(o, op)
+        ]
+        if trips and loads:
+            out.append(Prefetch(fill, trips, loads, {o.memref for o in loads} & stored))
+    return out
+
+
+def constant_trips(op: ForOp) -> int | None:
+    """The trip count of a loop whose bounds differ by a constant (`[jr, jr + 16)`), else None."""
+    lower, upper = op.lower.data, op.upper.data
+    if len(lower.results) != 1 or len(upper.results) != 1 or list(op.lower_operands) != list(op.upper_operands):
+        return None
+    spans = set()
+    for value in (0, 1000):
+        dims = [value] * len(op.lower_operands)
+        spans.add(upper.eval(dims, [])[0] - lower.eval(dims, [])[0])
+    if len(spans) != 1:
+        return None
+    span = spans.pop()
+    return -(-span // op.step_value) if span > 0 else None
+
+
+def _moves_with(load: LoadOp, loop: ForOp) -> bool:
+    """Does `load`'s address use `loop`'s variable (the next iteration reads other elements)?"""
+    amap = load.map.data
+    return any(
+        value is loop.induction_var and any(pos in r.used_dims() for r in amap.results)
+        for pos, value in enumerate(load.indices)
+    )
 
 
 # ------------------------------------------------------------------ kernel

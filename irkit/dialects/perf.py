@@ -29,6 +29,7 @@ Terms (per core, for the busiest core, unless said):
 | `strided_lines` | the part read down a column (each a miss of its own) |
 | `serial_lines` | those strided lines, each divided by the sets its column reaches (misses to one set queue) |
 | `untracked_lines` | the part of them no prefetch stream brings: rows the walk jumps between, or more rows side by side than `streams` |
+| `waited_lines` | the part of them a load waits for: all but the register blocks the C backend prefetches an iteration ahead (only in nests that have such blocks) |
 | `streamed_lines` | lines written with streaming stores (whole kernel) |
 | `carry`, `carry_steps` | an accumulator kept in memory across an outer loop: the dependent adds from reload to store, and the entries that wait for the stores of the entry before |
 | `vector_setups` | set-up slots of vector loops gcc gets as `omp simd` and enters for one vector: 1 + the loop's accesses, an entry |

@@ -47,7 +47,7 @@ from irkit.perf.loop_tree import (
     unit_or_invariant,
 )
 from irkit.perf.reader import Reader
-from irkit.perf.runtime import LOOP_CONTROL, PART_PREFIX, is_core_count
+from irkit.perf.runtime import LOOP_CONTROL, PART_PREFIX, WAIT_PREFIX, is_core_count
 
 MMAP_THRESHOLD = 32 << 20  # glibc's DEFAULT_MMAP_THRESHOLD_MAX on 64-bit: larger blocks are always mmapped
 
@@ -93,6 +93,11 @@ def kernel_terms(kernel: func.FuncOp) -> tuple[list[NestTerms], dict[str, Expr],
         terms["strided_lines"] = traffic(root, "strided")
         terms["serial_lines"] = traffic(root, "serial")
         terms["untracked_lines"] = traffic(root, "untracked")
+        if any(a.prefetched for lp_ in root.walk() for a in lp_.accesses):
+            terms["waited_lines"] = traffic(root, "waited")
+        for g, (names, windows) in enumerate(wait_groups(root)):
+            terms[f"{WAIT_PREFIX}{g}_lines"] = traffic(root, "waited", names)
+            terms[f"{WAIT_PREFIX}{g}_windows"] = windows
         streamed = _streamed_lines(root, reader.stream_threshold)
         if streamed is not None:
             terms["streamed_lines"] = streamed
@@ -163,6 +168,67 @@ def _first_entry(loop: Loop, e: Expr) -> Expr:
             e = ex.subs(e, {node.var: node.lb})
         node = node.parent
     return e
+
+
+def wait_groups(root: Loop) -> list[tuple[frozenset[str], Expr]]:
+    """Where a nest of several innermost loops finds its DRAM misses: its buffers grouped by the
+    innermost loops that touch them, each group with the out-of-order windows those loops span.
+
+    A line is missed by the code that touches it, so only those loops' windows can wait for it:
+    a pack loop copies its operand in a few instructions a line (few windows, its misses overlap),
+    and a register block's fill, entered once between two runs of a long reduction loop, is a
+    window of its own at each entry.  So an innermost loop spans the more of its instructions /
+    `window` and the entries of its region (the outermost loop around it holding no other
+    innermost loop).  Empty for a nest of one innermost loop: all its windows can wait for all
+    its lines (`runtime.latency_bound`)."""
+    leaves = [lp_ for lp_ in root.walk() if not lp_.loops and (lp_.ops or lp_.accesses)]
+    if len(leaves) < 2:
+        return []
+    index = {id(leaf): k for k, leaf in enumerate(leaves)}
+    under: dict[int, frozenset[int]] = {}
+    for lp_ in reversed(list(root.walk())):
+        own = {index[id(lp_)]} if id(lp_) in index else set()
+        under[id(lp_)] = frozenset(own.union(*(under[id(c)] for c in lp_.loops)))
+    touched: dict[str, set[int]] = {}
+    for lp_ in root.walk():
+        for a in lp_.accesses:
+            if not a.buf.local:
+                touched.setdefault(a.buf.name, set()).update(under[id(lp_)])
+    groups: dict[frozenset[int], set[str]] = {}
+    for name, ks in touched.items():
+        groups.setdefault(frozenset(ks), set()).add(name)
+    window = ex.max_(ex.sym(WINDOW), ex.ONE)  # (no window in the description: no waits at all)
+    spans = [ex.max_(ex.rdiv(_instructions(root, leaf), window), _region_entries(leaf, under)) for leaf in leaves]
+    out = []
+    for ks, names in sorted(groups.items(), key=lambda item: sorted(item[1])):
+        total = ex.ZERO
+        for k in sorted(ks):
+            total = total + spans[k]
+        out.append((frozenset(names), total))
+    return out
+
+
+def _instructions(root: Loop, leaf: Loop) -> Expr:
+    """The instructions of one innermost loop's own work (each core's), loads and stores once."""
+    total = ex.ZERO
+    for key, value in instr_count(root, only=leaf).items():
+        if key.startswith("instr_") and not key.startswith(("instr_store", "instr_mis")):
+            total = total + value
+    return total
+
+
+def _region_entries(leaf: Loop, under: dict[int, frozenset[int]]) -> Expr:
+    """How many times (each core) the outermost loop around `leaf` that holds no other innermost
+    loop is entered."""
+    region = leaf
+    while region.parent is not None and len(under[id(region.parent)]) == 1:
+        region = region.parent
+    count = ex.ONE
+    node = region.parent
+    while node is not None:
+        count = total_over(node, count)
+        node = node.parent
+    return count
 
 
 def part_terms(root: Loop) -> dict[str, Expr]:

@@ -70,6 +70,13 @@ class Box:
     stored: bool
     coeffs: list[dict[str, int] | None]
     present: Expr = ex.ONE  # 1 if any of its accesses runs (its loops below the root have iterations), else 0
+    # how its loads get their lines: "prefetched" (register-block fills the backend prefetches: not
+    # waited for), "waited", or "none" (a box of stores only)
+    loads: str = "waited"
+
+    @property
+    def prefetched(self) -> bool:
+        return self.loads == "prefetched"
 
 
 def boxes(root: Loop, include_root: bool) -> list[Box]:
@@ -107,6 +114,7 @@ def boxes(root: Loop, include_root: bool) -> list[Box]:
                 any(m.store for m in members),
                 [None if dd is None else dd[0] for dd in a0.dims],
                 present,
+                _loads_kind(members),
             )
         )
     return _merge_same(out, spans)
@@ -130,8 +138,26 @@ def _merge_same(out: list[Box], spans: dict[str, Expr]) -> list[Box]:
         if seen is None:
             merged[key] = b
             continue
-        merged[key] = Box(b.buf, b.widths, b.stored or seen.stored, seen.coeffs, ex.max_(seen.present, b.present))
+        merged[key] = Box(
+            b.buf, b.widths, b.stored or seen.stored, seen.coeffs, ex.max_(seen.present, b.present),
+            _merged_loads(b.loads, seen.loads),
+        )  # fmt: skip
     return list(merged.values())
+
+
+def _loads_kind(members: list[Access]) -> str:
+    """How a box's loads get their lines (`Box.loads`): prefetched when every load among its
+    accesses is a prefetched fill (its stores write the block back to the lines the fill brought)."""
+    loads = [m for m in members if not m.store]
+    if not loads:
+        return "none"
+    return "prefetched" if all(m.prefetched for m in loads) else "waited"
+
+
+def _merged_loads(a: str, b: str) -> str:
+    if "waited" in (a, b):
+        return "waited"
+    return "prefetched" if "prefetched" in (a, b) else "none"
 
 
 def _runs(a: Access, root: Loop) -> Expr:
@@ -305,6 +331,8 @@ def _box_selected(b: Box, select: str, loop: Loop | None = None) -> bool:
         return b.stored
     if select == "untracked":
         return True  # weighed by `_untracked`
+    if select == "waited":
+        return not b.prefetched
     if select in ("strided", "serial"):
         order = b.buf.order or list(range(len(b.widths)))
         inner = b.widths[order[-1]]
@@ -340,6 +368,8 @@ def _const_bound(e: Expr, buf: Buffer) -> float | None:
 
 
 def _access_selected(a: Access, loop: Loop, select: str) -> bool:
+    if select == "waited":
+        return not a.prefetched
     if select == "untracked":
         return False  # an innermost loop's own stream, or a column walk (priced by its misses)
     if select == "stored":
@@ -442,10 +472,10 @@ def _at_first(loop: Loop, e: Expr) -> Expr:
     return e
 
 
-def footprint(root: Loop, include_root: bool = True, select: str = "all") -> Expr:
+def footprint(root: Loop, include_root: bool = True, select: str = "all", only: frozenset[str] | None = None) -> Expr:
     total = ex.ZERO
     for b in boxes(root, include_root):
-        if not _box_selected(b, select):
+        if not _box_selected(b, select) or (only is not None and b.buf.name not in only):
             continue
         total = total + ex.min_(box_lines(b), b.buf.lines()) * _weight(b.buf, select)
     return total
@@ -494,14 +524,14 @@ def _step_lines(a: Access, loop: Loop) -> Expr:
     return step
 
 
-def traffic(root: Loop, select: str = "all") -> Expr:
+def traffic(root: Loop, select: str = "all", only: frozenset[str] | None = None) -> Expr:
     """Lines moved into a cache of `cap` lines by one execution of `root` (outer vars free), of
-    the boxes `select` picks (see `_box_selected`).
+    the boxes `select` picks (see `_box_selected`), of the buffers named in `only` (default all).
 
     Stores count like loads here; the caller adds their write-back.  Whether a footprint fits is
     the share of it the cache keeps (`runtime.fits`): a step at `cap`, or gradual past `keep`."""
     # untracked lines: only those a loop's steps bring in (a kernel a level holds whole is read once)
-    whole = ex.ZERO if select == "untracked" else footprint(root, True, select)
+    whole = ex.ZERO if select == "untracked" else footprint(root, True, select, only)
     all_whole = fit_footprint(root, True)
     body_boxes = boxes(root, False)
     body_fit = fit_footprint(root, False)
@@ -511,7 +541,7 @@ def traffic(root: Loop, select: str = "all") -> Expr:
     for b in body_boxes:
         lines = ex.min_(box_lines(b), b.buf.lines())
         body_all = body_all + lines
-        if not _box_selected(b, select, root):
+        if not _box_selected(b, select, root) or (only is not None and b.buf.name not in only):
             continue
         if select == "untracked":
             weight = _untracked(root, b)
@@ -520,9 +550,11 @@ def traffic(root: Loop, select: str = "all") -> Expr:
         reuse = reuse + (lines + ex.max_(n - 1, 0) * ex.min_(lines, _delta(root, b))) * weight
     per_iter = ex.ZERO
     for child in root.loops:
-        per_iter = per_iter + traffic(child, select)
+        per_iter = per_iter + traffic(child, select, only)
     first = ex.ZERO
     for a in root.accesses:
+        if only is not None and a.buf.name not in only:
+            continue
         if not a.buf.local and _access_selected(a, root, select):
             weight = _weight(a.buf, select, _walked_rows(a, root) if select == "serial" else None)
             per_iter = per_iter + _step_lines(a, root) * weight

@@ -72,6 +72,7 @@ class Access:
     dims: list[tuple[dict[str, int], Expr] | None]  # per logical dim: loop-var coefficients, the rest
     owner: Loop | None = None
     hoisted: bool = False  # loop-invariant after gcc's complete unrolling: no instruction per iteration
+    prefetched: bool = False  # a register block's fill the C backend prefetches an iteration ahead
 
 
 @dataclass

@@ -17,7 +17,7 @@ from xdsl.dialects.builtin import DictionaryAttr, Float64Type, IndexType, Intege
 from xdsl.ir import Block, Operation, SSAValue
 
 from irkit.affine.printer import AffinePrinter
-from irkit.backends.c_plan import reciprocal_divisor
+from irkit.backends.c_plan import plan_prefetch, reciprocal_divisor
 from irkit.dialects import loop as lp
 from irkit.kernel_abi import element_bytes, kernel_args, layout_order
 from irkit.perf import expr as ex
@@ -114,6 +114,7 @@ class Reader:
         self.stream_threshold = stream_threshold
         self.values: dict[SSAValue, Expr] = {}
         self.buffers: dict[SSAValue, Buffer] = {}
+        self.prefetched: set[Operation] = set()  # loads the C backend prefetches (`c_plan.plan_prefetch`)
         self.used_names: set[str] = set()
         self._next_suffix: dict[str, int] = {}  # fresh(): the next number to try per base
         self.loops: dict[str, Loop] = {}
@@ -206,6 +207,8 @@ class Reader:
         )
         self.values[op.induction_var] = ex.sym(var)
         self.loops[var] = loop
+        for plan in plan_prefetch(op):  # the backend prefetches these a step ahead (not waited for)
+            self.prefetched.update(plan.loads)
         self.read_block(op.body.block, loop, loop.loops)
         self.classify(op, loop)
         if parent is None:  # the nest is whole: what gcc's complete unrolling makes of short chains
@@ -235,7 +238,7 @@ class Reader:
                     else:
                         rest = rest + e * k
                 dims.append((self.effective({v: k for v, k in coeffs.items() if k}), rest))
-            loop.accesses.append(Access(buf, isinstance(op, lp.StoreOp), dims, loop))
+            loop.accesses.append(Access(buf, isinstance(op, lp.StoreOp), dims, loop, prefetched=op in self.prefetched))
             return
         name = op.name
         priced = price_class(op)
@@ -506,7 +509,7 @@ def _unroll_short_chain(loop: Loop) -> None:
                 continue
             seen.add(key)
             hoisted = not a.store and all(d is not None and top.var not in d[0] for d in dims)
-            top.accesses.append(Access(a.buf, a.store, dims, top, hoisted))  # type: ignore[arg-type]
+            top.accesses.append(Access(a.buf, a.store, dims, top, hoisted, a.prefetched))  # type: ignore[arg-type]
     top.auto_vector = top.vector is None and top.step == 1 and all(unit_or_invariant(a, top.var) for a in top.accesses)
 
 

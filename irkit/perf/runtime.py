@@ -65,6 +65,9 @@ CONFLICT_SHARES = {"conflict_share_2": 0.5, "conflict_share_4": 0.75, "conflict_
 # (softmax's max pass is a chain, its exp pass compute), so the nest's in-core time is the sum of
 # their maxima, not the maximum of their sums.
 PART_PREFIX = "part"
+# `wait<g>_lines` and `wait<g>_windows`: a group of a nest's buffers, the DRAM lines they bring and
+# the out-of-order windows of the innermost loops that touch them (irkit.perf.analysis.wait_groups)
+WAIT_PREFIX = "wait"
 
 
 def is_core_count(key):
@@ -374,7 +377,7 @@ def _sets(level, line):
 # cores busy) once.
 FILL_TERMS = ("lines", "stored_lines", "streamed_lines", "strided_lines")
 MISS_TERMS = ("serial_lines",)
-LAST_TERMS = ("untracked_lines",)
+LAST_TERMS = ("untracked_lines", "waited_lines")
 TERM_GROUPS = ("core", "fills", "misses", "last")
 # the symbols of the environment that change from one cache level (or the TLB) to the next: a nest's
 # fills and misses are priced at several, so their functions keep what uses none of these between
@@ -388,7 +391,7 @@ def term_group(key):
         return "fills"
     if key in MISS_TERMS:
         return "misses"
-    if key in LAST_TERMS:
+    if key in LAST_TERMS or (key.startswith(WAIT_PREFIX) and key.endswith("_lines")):
         return "last"
     return "core"
 
@@ -557,15 +560,32 @@ def instruction_total(t) -> object:
     return total
 
 
-def latency_bound(t, dram_lines, hw):
+def latency_bound(t, dram_lines, hw, groups=()):
     """Seconds a core waits on DRAM when its out-of-order window, not the prefetchers, finds
     the misses: each window of `ooo_window` instructions holding one or more of its
     `dram_lines` fills waits one `dram { latency }` (the misses in one window overlap, those of
-    the next wait for the window to move); no more waits than lines. Zero without the figures."""
+    the next wait for the window to move); no more waits than lines. Zero without the figures.
+
+    `groups`: (lines, windows) of each group of buffers of a nest of several innermost loops
+    (`wait_groups`): a group's lines wait only in the windows of the loops that touch them."""
     latency, window = hw.get("dram_latency"), hw.get("ooo_window")
     if not latency or not window:
         return 0.0
-    return np.minimum(dram_lines, instruction_total(t) / window) * latency
+    waits = np.minimum(dram_lines, instruction_total(t) / window)
+    if groups:
+        waits = np.minimum(waits, sum(np.minimum(lines, windows) for lines, windows in groups))
+    return waits * latency
+
+
+def wait_groups_of(t, last_counts, kept) -> list[tuple]:
+    """(DRAM lines, windows) of each of a nest's wait groups (`wait<g>_` terms); the lines of a
+    group are its fills at the last level, less the share the last cache keeps between calls."""
+    out = []
+    for key, windows in t.items():
+        if key.startswith(WAIT_PREFIX) and key.endswith("_windows"):
+            lines = last_counts.get(key[: -len("_windows")] + "_lines", 0.0)
+            out.append(((1.0 - kept) * lines, windows))
+    return out
 
 
 def exposed_dram(bandwidth, waits, latency_bound_core, overlap):
@@ -742,11 +762,14 @@ def price(nests, kernel_terms, env, hw, cold=False):
                 seconds = transfer_seconds(fills * share, writebacks * share, core_bw, read) / scale
                 # lines no prefetch stream brings wait for DRAM one core's misses at a time: each
                 # core's at `dram { unstreamed }` a line, when that is slower than the bandwidth
-                untracked = (1.0 - kept) * np.minimum(last_terms(level_env).get("untracked_lines", 0.0), lines)
+                last_counts = last_terms(level_env)
+                untracked = (1.0 - kept) * np.minimum(last_counts.get("untracked_lines", 0.0), lines)
                 seconds = np.maximum(seconds, untracked * hw.get("dram_unstreamed", 0.0))
                 # a core busy between its loads has few of them in its window: each window's
-                # worth of instructions waits about one DRAM latency (memory-level parallelism)
-                waits = latency_bound(t, (1.0 - kept) * fills, hw)
+                # worth of instructions waits about one DRAM latency (memory-level parallelism);
+                # the register blocks the backend prefetches an iteration ahead are not waited for
+                waited = np.minimum(fills, last_counts.get("waited_lines", fills))
+                waits = latency_bound(t, (1.0 - kept) * waited, hw, wait_groups_of(t, last_counts, kept))
                 dram_exposed = exposed_dram(seconds, waits, np.maximum(chain, strided) > compute,
                                             overlap.get("DRAM", MEMORY_OVERLAP))
                 seconds = np.maximum(seconds, waits)
