@@ -70,13 +70,13 @@ class Box:
     stored: bool
     coeffs: list[dict[str, int] | None]
     present: Expr = ex.ONE  # 1 if any of its accesses runs (its loops below the root have iterations), else 0
-    # how its loads get their lines: "prefetched" (register-block fills the backend prefetches: not
-    # waited for), "waited", or "none" (a box of stores only)
+    # how its loads get their lines: "prefetched" (register-block fills the backend prefetches), "waited",
+    # or "none" (a box of stores only: a dense stream of store misses fills the store buffer and
+    # waits as loads do); and the share of its lines the window waits for (`waited` traffic): none
+    # of a prefetched block's, or, where a block's fill and a tail's unprefetched fill of the same
+    # rows are one box, as much as the tail runs
     loads: str = "waited"
-
-    @property
-    def prefetched(self) -> bool:
-        return self.loads == "prefetched"
+    waited: Expr = ex.ONE
 
 
 def boxes(root: Loop, include_root: bool) -> list[Box]:
@@ -107,6 +107,7 @@ def boxes(root: Loop, include_root: bool) -> list[Box]:
                 w = extent
             widths.append(w if w is ex.ONE else ex.min_(w, extent))  # a single index: extents are >= 1
         present = ex.max_(*[_runs(m, root) for m in members]) if len(members) > 1 else _runs(a0, root)
+        kind = _loads_kind(members)
         out.append(
             Box(
                 a0.buf,
@@ -114,7 +115,8 @@ def boxes(root: Loop, include_root: bool) -> list[Box]:
                 any(m.store for m in members),
                 [None if dd is None else dd[0] for dd in a0.dims],
                 present,
-                _loads_kind(members),
+                kind,
+                ex.ZERO if kind == "prefetched" else ex.ONE,
             )
         )
     return _merge_same(out, spans)
@@ -140,7 +142,7 @@ def _merge_same(out: list[Box], spans: dict[str, Expr]) -> list[Box]:
             continue
         merged[key] = Box(
             b.buf, b.widths, b.stored or seen.stored, seen.coeffs, ex.max_(seen.present, b.present),
-            _merged_loads(b.loads, seen.loads),
+            *_merged_loads(b, seen),
         )  # fmt: skip
     return list(merged.values())
 
@@ -154,10 +156,17 @@ def _loads_kind(members: list[Access]) -> str:
     return "prefetched" if all(m.prefetched for m in loads) else "waited"
 
 
-def _merged_loads(a: str, b: str) -> str:
-    if "waited" in (a, b):
-        return "waited"
-    return "prefetched" if "prefetched" in (a, b) else "none"
+def _merged_loads(a: Box, b: Box) -> tuple[str, Expr]:
+    """The `loads` and `waited` of one box made of two (`_merge_same`).  A prefetched block's box
+    keeps its stores (the block written back to the lines its fill brought) unwaited, and waits for
+    the lines of a waited part only as much as that part runs: a column tail's unprefetched fill
+    of the same rows does not run at a size the tiles divide."""
+    kinds = {a.loads, b.loads}
+    kind = "waited" if "waited" in kinds else "prefetched" if "prefetched" in kinds else "none"
+    if "prefetched" not in kinds:
+        return kind, ex.max_(a.waited, b.waited)
+    parts = [x.waited * x.present for x in (a, b) if x.loads == "waited"]
+    return kind, ex.ZERO if not parts else parts[0] if len(parts) == 1 else ex.max_(*parts)
 
 
 def _runs(a: Access, root: Loop) -> Expr:
@@ -332,7 +341,7 @@ def _box_selected(b: Box, select: str, loop: Loop | None = None) -> bool:
     if select == "untracked":
         return True  # weighed by `_untracked`
     if select == "waited":
-        return not b.prefetched
+        return not b.waited.is_const or b.waited.value != 0  # weighed by `waited`
     if select in ("strided", "serial"):
         order = b.buf.order or list(range(len(b.widths)))
         inner = b.widths[order[-1]]
@@ -477,7 +486,8 @@ def footprint(root: Loop, include_root: bool = True, select: str = "all", only: 
     for b in boxes(root, include_root):
         if not _box_selected(b, select) or (only is not None and b.buf.name not in only):
             continue
-        total = total + ex.min_(box_lines(b), b.buf.lines()) * _weight(b.buf, select)
+        weight = b.waited if select == "waited" else _weight(b.buf, select)
+        total = total + ex.min_(box_lines(b), b.buf.lines()) * weight
     return total
 
 
@@ -546,7 +556,7 @@ def traffic(root: Loop, select: str = "all", only: frozenset[str] | None = None)
         if select == "untracked":
             weight = _untracked(root, b)
         else:
-            weight = _weight(b.buf, select, _walked_box_rows(b, root) if select == "serial" else None)
+            weight = b.waited if select == "waited" else _weight(b.buf, select, _walked_box_rows(b, root) if select == "serial" else None)
         reuse = reuse + (lines + ex.max_(n - 1, 0) * ex.min_(lines, _delta(root, b))) * weight
     per_iter = ex.ZERO
     for child in root.loops:

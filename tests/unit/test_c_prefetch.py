@@ -118,3 +118,70 @@ def test_the_model_does_not_wait_for_prefetched_blocks(tmp_path, monkeypatch):
     without = predict(tmp_path / "mm.design", sizes, hw).seconds
     _MODELS.clear()
     assert with_prefetch < 0.9 * without
+
+
+PACKED = GEMM.replace(
+    """    split j by 8 -> jo, jv
+    reorder jo, i, k, jv
+    parallel jo
+    vectorize jv by 8
+    unroll_jam i by 4""",
+    """    tile i, j by 96, 512 -> io, jo, ii, ji
+    split k by 256 -> ko, ki
+    split ji by 16 -> jr, jv
+    reorder jo, ko, io, jr, ii, ki, jv
+    parallel jo
+    vectorize jv by 16
+    unroll_jam ii by 6
+    pack B at ko
+    pack A at io""",
+)
+
+
+def _c_boxes(document: str, at: str):
+    """The boxes of C at loop `at` of the kernel's nest that has it."""
+    from irkit.backends.c_plan import stream_threshold
+    from irkit.perf.footprint import boxes
+    from irkit.perf.reader import Reader
+
+    module = api.lower(parse_design(document, "t.design"))["loop"]
+    kernel = next(op for op in module.walk() if isinstance(op, func.FuncOp))
+    top: list = []
+    Reader(kernel, stream_threshold(kernel)).read_block(kernel.body.block, None, top)
+    loop = next(lp for nest in top for lp in nest.walk() if lp.name == at)
+    return [b for b in boxes(loop, True) if b.buf.name == "C"]
+
+
+def test_the_column_tail_waits_for_its_block_as_much_as_it_runs():
+    """The full blocks' fills are prefetched, not waited for; the column tail's (unprefetched: its
+    trip count varies) are, where the tail runs."""
+    from irkit.perf import expr as ex
+
+    boxes = _c_boxes(PACKED, "io")
+    blocks = [b for b in boxes if b.loads == "prefetched"]
+    tails = [b for b in boxes if b.loads == "waited"]
+    assert blocks and tails
+    assert all(b.waited.is_const and b.waited.value == 0 for b in blocks)
+
+    def runs(b, n: int) -> float:  # in the last tile of columns
+        env = {name: 0.0 for name in b.present.free()}
+        env.update({"M": 2048.0, "N": float(n), "K": 2048.0, "jo": 512.0})
+        return float(ex.evaluate({"p": b.present}, env)["p"])
+
+    assert all(runs(b, 1024) == 0.0 for b in tails)  # 16 divides the tile's 512 columns
+    assert any(runs(b, 1000) == 1.0 for b in tails)  # 488 columns in the last tile: a tail of 8
+
+
+def test_a_box_of_stores_alone_is_waited_for_unless_it_writes_a_prefetched_block():
+    """A dense stream of store misses fills the store buffer (elementwise's outputs: priced 21%
+    fast on the Zen 3 guest when they were not waited for); the block's stores write back the
+    lines its fill brought."""
+    from irkit.perf.footprint import _loads_kind
+    from irkit.perf.loop_tree import Access, Buffer
+
+    buf = Buffer("C", 4, [], [], "output")
+    assert _loads_kind([Access(buf, True, [])]) == "none"
+    assert _loads_kind([Access(buf, True, []), Access(buf, False, [], prefetched=True)]) == "prefetched"
+    assert _loads_kind([Access(buf, False, []), Access(buf, False, [], prefetched=True)]) == "waited"
+    (init,) = _c_boxes(GEMM, "d0")  # the output's zero fill: stores alone
+    assert init.loads == "none" and init.waited.is_const and init.waited.value == 1

@@ -326,3 +326,19 @@ def test_the_screening_models_best_are_measured_beside_the_full_models():
     assert tuner.finalists(priced, 2) == [jam4, par]  # k // 3 = 0: the full model's alone
     own = tuner.Contender({}, "", "document", predicted=[2.0])
     assert tuner.finalists([*priced, own], 3)[-1] is own
+
+
+def test_a_changed_factor_says_its_loop_and_direction():
+    """The tuner measures the full model's best of each move: a larger factor and a smaller one are
+    two moves, so the model's preferred direction does not hide the other."""
+    from irkit.tune.refine import change_move
+
+    k256 = {"kind": "split", "loop": "k", "factor": 256, "outer": "ko", "inner": "ki"}
+    assert change_move(k256, {**k256, "factor": 512}) == "change split k up"
+    assert change_move(k256, {**k256, "factor": 128}) == "change split k down"
+    tile = {"kind": "tile", "loops": ["i", "j"], "factors": [96, 1024], "outer": ["io", "jo"], "inner": ["ii", "ji"]}
+    assert change_move(tile, {**tile, "factors": [222, 1024]}) == "change tile i j up"
+    vec = {"kind": "vectorize", "loop": "jv", "width": 16}
+    assert change_move(vec, {**vec, "width": 8}) == "change vectorize jv down"
+    order = {"kind": "reorder", "order": ["i", "j"]}
+    assert change_move(order, {**order, "order": ["j", "i"]}) == "change reorder"
