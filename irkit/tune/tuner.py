@@ -688,8 +688,7 @@ def _retime(result: Result, sizes, hw, text: str, name: str, options: Options) -
     moments, and on a shared host the moments differ more than close schedules do.  Taking each
     at its best timing instead chose, on the Zen 3 host, a gemm whose packed panel of B (8 MiB)
     lives in the shared L3: timed at 102 ms in a quiet moment, then 117 and 119 beside its
-    neighbours; in ten later calls a median of 139 ms (fastest 109) against 105 (fastest 102) for
-    a schedule packing B per K block and A per row block.  The race runs even when the budget is
+    neighbours.  The race runs even when the budget is
     spent: it is measuring, which the budget lets finish, not searching."""
     ok = timed_in_model_order(result.contenders)
     if len(ok) < 2:
