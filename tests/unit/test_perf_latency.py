@@ -113,27 +113,6 @@ def test_a_group_of_buffers_waits_only_in_the_windows_of_its_loops():
     np.testing.assert_allclose(runtime.latency_bound(t, np.array([1e5]), hw, many), runtime.latency_bound(t, np.array([1e5]), hw))
 
 
-PACKED = """design mm {
-  sizes { M = 64, N = 64, K = 64 }
-  tensor A : f32[M, K] input
-  tensor B : f32[K, N] input
-  tensor C : f32[M, N] output
-  C[i, j] += A[i, k] * B[k, j]
-  schedule C {
-    tile i, j by 96, 512 -> io, jo, ii, ji
-    split k by 256 -> ko, ki
-    split ji by 16 -> jr, jv
-    reorder jo, ko, io, jr, ii, ki, jv
-    parallel jo
-    vectorize jv by 16
-    unroll_jam ii by 6
-    pack B at ko
-    pack A at io
-  }
-}
-"""
-
-
 def test_packed_operands_wait_only_in_their_pack_loops():
     """A packed GEMM's operands are read from DRAM by the pack loops' few instructions: their
     groups span few windows, and the reduction loop's many windows wait only for what it reads."""
@@ -143,6 +122,7 @@ def test_packed_operands_wait_only_in_their_pack_loops():
     from irkit.perf.analysis import wait_groups
     from irkit.perf.reader import Reader
     from irkit.raising.verify import lowered_loops
+    from tests.unit.test_c_prefetch import PACKED
 
     module = lowered_loops(parse_design(PACKED, "mm.design"))
     kernel = next(op for op in module.walk() if isinstance(op, func.FuncOp))
