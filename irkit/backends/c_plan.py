@@ -47,6 +47,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.transforms.dead_code_elimination import LiveSet
 
+from irkit.affine.linear import no_div, try_lin_of
 from irkit.backends.c_math import DEFAULT_NT_MIN_BYTES
 from irkit.backends.c_syntax import is_f32
 from irkit.dialects.loop import AllocOp, ForOp, FreeOp, LoadOp, LocalOp, StoreOp, linear_form, store_depends_on
@@ -372,7 +373,6 @@ def plan_prefetch(op: ForOp) -> list[Prefetch]:
         return []
     ops = list(op.body.block.ops)
     loops = [i for i, o in enumerate(ops) if isinstance(o, ForOp)]
-    stored = {o.memref for o in op.walk() if isinstance(o, StoreOp)}
     out: list[Prefetch] = []
     for i in loops:
         fill = ops[i]
@@ -389,23 +389,23 @@ def plan_prefetch(op: ForOp) -> list[Prefetch]:
             o for o in body if isinstance(o, LoadOp) and not isinstance(o.memref.owner, LocalOp) and _moves_with(o, op)
         ]
         if trips and loads:
-            out.append(Prefetch(fill, trips, loads, {o.memref for o in loads} & stored))
+            out.append(Prefetch(fill, trips, loads, {o.memref for o in loads}))
+    if out:  # the loaded buffers the body also stores to (walked only for a loop with fills)
+        stored = {o.memref for o in op.walk() if isinstance(o, StoreOp)}
+        for plan in out:
+            plan.written &= stored
     return out
 
 
 def constant_trips(op: ForOp) -> int | None:
     """The trip count of a loop whose bounds differ by a constant (`[jr, jr + 16)`), else None."""
     lower, upper = op.lower.data, op.upper.data
-    if len(lower.results) != 1 or len(upper.results) != 1 or list(op.lower_operands) != list(op.upper_operands):
+    if len(lower.results) != 1 or len(upper.results) != 1:
         return None
-    spans = set()
-    for value in (0, 1000):
-        dims = [value] * len(op.lower_operands)
-        spans.add(upper.eval(dims, [])[0] - lower.eval(dims, [])[0])
-    if len(spans) != 1:
-        return None
-    span = spans.pop()
-    return -(-span // op.step_value) if span > 0 else None
+    lo = try_lin_of(lower.results[0], list(op.lower_operands), div=no_div)
+    hi = try_lin_of(upper.results[0], list(op.upper_operands), div=no_div)
+    span = None if lo is None or hi is None else (hi - lo).as_const()
+    return -(-span // op.step_value) if span is not None and span > 0 else None
 
 
 def _moves_with(load: LoadOp, loop: ForOp) -> bool:

@@ -47,7 +47,7 @@ from irkit.perf.loop_tree import (
     unit_or_invariant,
 )
 from irkit.perf.reader import Reader
-from irkit.perf.runtime import LOOP_CONTROL, PART_PREFIX, WAIT_PREFIX, is_core_count
+from irkit.perf.runtime import LOOP_CONTROL, PART_PREFIX, WAIT_PREFIX, instruction_total, is_core_count
 
 MMAP_THRESHOLD = 32 << 20  # glibc's DEFAULT_MMAP_THRESHOLD_MAX on 64-bit: larger blocks are always mmapped
 
@@ -132,12 +132,13 @@ def _mean_trips(loop: Loop) -> Expr:
     return ex.rdiv(total, ex.max_(_entries(loop), 1))
 
 
-def _entries(loop: Loop) -> Expr:
-    """How many times `loop` is entered: the iterations of the loops around it (all cores)."""
+def _entries(loop: Loop, per_core: bool = False) -> Expr:
+    """How many times `loop` is entered: the iterations of the loops around it (all cores, or
+    the busiest core's)."""
     count = ex.ONE
     node = loop.parent
     while node is not None:
-        count = total_over(node, count, per_core=False)
+        count = total_over(node, count, per_core=per_core)
         node = node.parent
     return count
 
@@ -170,6 +171,11 @@ def _first_entry(loop: Loop, e: Expr) -> Expr:
     return e
 
 
+def _leaves(root: Loop) -> list[Loop]:
+    """The innermost loops with work under `root` (each priced apart, `part_terms`)."""
+    return [lp_ for lp_ in root.walk() if not lp_.loops and (lp_.ops or lp_.accesses)]
+
+
 def wait_groups(root: Loop) -> list[tuple[frozenset[str], Expr]]:
     """Where a nest of several innermost loops finds its DRAM misses: its buffers grouped by the
     innermost loops that touch them, each group with the out-of-order windows those loops span.
@@ -181,7 +187,7 @@ def wait_groups(root: Loop) -> list[tuple[frozenset[str], Expr]]:
     `window` and the entries of its region (the outermost loop around it holding no other
     innermost loop).  Empty for a nest of one innermost loop: all its windows can wait for all
     its lines (`runtime.latency_bound`)."""
-    leaves = [lp_ for lp_ in root.walk() if not lp_.loops and (lp_.ops or lp_.accesses)]
+    leaves = _leaves(root)
     if len(leaves) < 2:
         return []
     index = {id(leaf): k for k, leaf in enumerate(leaves)}
@@ -198,7 +204,7 @@ def wait_groups(root: Loop) -> list[tuple[frozenset[str], Expr]]:
     for name, ks in touched.items():
         groups.setdefault(frozenset(ks), set()).add(name)
     window = ex.max_(ex.sym(WINDOW), ex.ONE)  # (no window in the description: no waits at all)
-    spans = [ex.max_(ex.rdiv(_instructions(root, leaf), window), _region_entries(leaf, under)) for leaf in leaves]
+    spans = [ex.max_(ex.rdiv(instruction_total(instr_count(root, only=leaf)), window), _region_entries(leaf, under)) for leaf in leaves]
     out = []
     for ks, names in sorted(groups.items(), key=lambda item: sorted(item[1])):
         total = ex.ZERO
@@ -208,32 +214,18 @@ def wait_groups(root: Loop) -> list[tuple[frozenset[str], Expr]]:
     return out
 
 
-def _instructions(root: Loop, leaf: Loop) -> Expr:
-    """The instructions of one innermost loop's own work (each core's), loads and stores once."""
-    total = ex.ZERO
-    for key, value in instr_count(root, only=leaf).items():
-        if key.startswith("instr_") and not key.startswith(("instr_store", "instr_mis")):
-            total = total + value
-    return total
-
-
 def _region_entries(leaf: Loop, under: dict[int, frozenset[int]]) -> Expr:
     """How many times (each core) the outermost loop around `leaf` that holds no other innermost
     loop is entered."""
     region = leaf
     while region.parent is not None and len(under[id(region.parent)]) == 1:
         region = region.parent
-    count = ex.ONE
-    node = region.parent
-    while node is not None:
-        count = total_over(node, count)
-        node = node.parent
-    return count
+    return _entries(region, per_core=True)
 
 
 def part_terms(root: Loop) -> dict[str, Expr]:
     """`part<k>_<term>` for each innermost loop with work, where the nest has more than one."""
-    leaves = [lp_ for lp_ in root.walk() if not lp_.loops and (lp_.ops or lp_.accesses)]
+    leaves = _leaves(root)
     if len(leaves) < 2:
         return {}
     out: dict[str, Expr] = {}
