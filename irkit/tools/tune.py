@@ -146,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
         if args.quick:
             from irkit.validate.measure import QUICK_PLAN
 
-            options.width, options.depth, options.rerank, options.plan = 8, 6, 12, QUICK_PLAN
+            options.width, options.depth, options.rerank, options.sweep, options.plan = 8, 6, 12, 4, QUICK_PLAN
         result = tuner.tune(text, name, options)
     if args.output:
         Path(args.output).write_text(result.text)

@@ -54,6 +54,7 @@ class Options:
     top_k: int = 8
     finalists: int = 4  # at least this many candidates of each stage combined and re-ranked by the full model
     rerank: int = 48  # at most this many combinations priced by the full model
+    sweep: int = 16  # factor neighbours of each of the full model's best SWEEP_SHAPES shapes it prices too
     width: int = 128
     depth: int = 10
     seed: int = 0
@@ -81,7 +82,7 @@ def default_top_k(quick: bool) -> int:
 class Contender:
     schedules: dict[str, list[str]]
     text: str
-    origin: str  # "search" or "document"
+    origin: str  # "search", "document", "factors" (the factor sweep), "refined" or INCUMBENT
     predicted: list[float] = field(default_factory=list)  # full model, per size
     measured: list[float | None] = field(default_factory=list)
     compile_seconds: float = 0.0
@@ -191,6 +192,11 @@ def tune(text: str, name: str, options: Options) -> Result:
         options.measure = False
     if not priced:
         raise DiagnosticError([Diagnostic("error", f"{name}: no candidate schedule could be priced by the cost model")])
+    try:
+        priced = _sweep_factors(priced, kernels[0], machine, text, sizes, hw, options, sweep_deadline(deadline, t0))
+    except KeyboardInterrupt:
+        say("irkit tune: interrupted: choosing among the schedules priced so far")
+        options.measure = False
     result = Result(priced[0], "", sizes, priced, stats.evaluated, stats.rate, len(priced), 0, 0.0, priced[0])
     if options.measure:
         interrupted = False
@@ -354,15 +360,24 @@ def _shapes_first(ranked: list[Scored], n: int) -> list[Scored]:
     return sorted(out[:n], key=ranked.index)
 
 
-def distinct(ranked: list[Contender], k: int) -> list[Contender]:
+DISTINCT_WITHIN = 2.0  # shapes priced more than this over the best (geometric mean over the sizes) are not measured for being another shape
+
+
+def distinct(ranked: list[Contender], k: int, coarse: bool = True) -> list[Contender]:
     """The best k by the full model, one per shape first: a schedule that only adds directives to a
     chosen one, or changes its factors, is measured only when there are not k shapes.  The full
     model often prices such variants alike, and measuring k of them would spend the measurements
-    on one idea."""
+    on one idea.  `coarse` shapes leave plain `unroll` out: the model prices an unrolled loop as
+    the loop (gcc unrolls on its own), and on softmax (Zen 3) five of the eight measured were
+    unroll variants of one schedule, within the host's noise of each other."""
     out: list[Contender] = []
     shapes: set[tuple] = set()
+    best = ranked[0] if ranked and ranked[0].predicted else None
+    limit = math.inf if best is None else best.objective(best.predicted) + len(best.predicted) * math.log(DISTINCT_WITHIN)
     for c in ranked:
-        shape = _shape(c)
+        if c.predicted and c.objective(c.predicted) > limit:
+            break  # a shape priced far off the best waits for the fill, in the model's order
+        shape = _shape(c, coarse)
         extends = any(_extends(c, o) for o in out)
         if shape in shapes or extends:
             continue
@@ -373,8 +388,12 @@ def distinct(ranked: list[Contender], k: int) -> list[Contender]:
     return out + [c for c in ranked if c not in out][: k - len(out)]
 
 
-def _shape(c: Contender) -> tuple:
-    return tuple(sorted((stage, tuple(sorted(d.split(" by ")[0] for d in dirs))) for stage, dirs in c.schedules.items()))
+def _shape(c: Contender, coarse: bool = False) -> tuple:
+    """Each stage's directives without their factors; `coarse`: without plain `unroll` either."""
+    return tuple(sorted(
+        (stage, tuple(sorted(d.split(" by ")[0] for d in dirs if not (coarse and d.startswith("unroll ")))))
+        for stage, dirs in c.schedules.items()
+    ))  # fmt: skip
 
 
 def _extends(c: Contender, other: Contender) -> bool:
@@ -455,6 +474,73 @@ def _rerank(contenders: list[Contender], sizes: list[dict[str, int]], hw, deadli
     return priced
 
 
+SWEEP_SHAPES = 2  # the full model's best shapes whose factors it prices (Options.sweep of each) before measuring
+SWEEP_SHARE = 0.6  # ... and only while this share of the budget is unspent
+
+
+def sweep_deadline(deadline: float | None, t0: float) -> float | None:
+    """When the factor sweep stops pricing: SWEEP_SHARE of the budget."""
+    return None if deadline is None else t0 + SWEEP_SHARE * (deadline - t0)
+
+
+def _sweep_factors(priced: list[Contender], kernel: KernelInfo, machine: Machine, text: str, sizes, hw,
+                   options: Options, deadline: float | None) -> list[Contender]:  # fmt: skip
+    """`priced` with the factor neighbours of its best SWEEP_SHAPES shapes priced too (other factors
+    and widths the records offer for one of their directives, `options.sweep` of each, spread over
+    the moves and their ranges), re-sorted by the full model.
+
+    The search ranks factors with the screening model, and the full model sees only the factors the
+    search kept: on softmax 4096x1024 (Zen 3) the search kept rows grouped by 64 to 2048, the full
+    model's best grouping (by 2, measured 2.33 ms against 2.50 for 64 and 2.60 ungrouped) was never
+    priced, and the measured top k was five unroll variants of the ungrouped rows."""
+    if options.sweep <= 0 or (deadline is not None and time.perf_counter() > deadline):
+        return priced
+    seen = {c.key for c in priced}
+    new: list[Contender] = []
+    for best in distinct(priced, SWEEP_SHAPES, coarse=True)[:SWEEP_SHAPES]:
+        if best.bases is None:
+            continue
+        moved = [c for c in _neighbour_contenders(best, kernel, machine, text, seen) if c.move.endswith((" up", " down"))]
+        moved = _spread_moves(moved)[: options.sweep]
+        for c in moved:
+            c.origin = "factors"
+        new += moved
+    if not new:
+        return priced
+    swept = _rerank(new, sizes, hw, deadline, lambda line: None)
+    options.report(f"irkit tune: {len(swept)} factor variants of the best {SWEEP_SHAPES} shapes priced"
+                   + (f", best {_ms(swept[0].predicted)}: {swept[0].key}" if swept else ""))  # fmt: skip
+    return sorted(priced + swept, key=lambda c: (c.objective(c.predicted), c.key))
+
+
+def _spread_moves(moved: list[Contender]) -> list[Contender]:
+    """Factor neighbours in an order that spreads any prefix over the moves (each factor up and
+    down) and over each move's range (its ends first, then the middles): a tile's offers start with
+    its smallest pairs, and a prefix of them would sweep one corner."""
+    groups: dict[str, list[Contender]] = {}
+    for c in moved:
+        groups.setdefault(c.move, []).append(c)
+    spread = [_ends_first(g) for g in groups.values()]
+    return [g[i] for i in range(max(map(len, spread), default=0)) for g in spread if i < len(g)]
+
+
+def _ends_first(items: list) -> list:
+    """`items` reordered: the first, the last, then the middles of the gaps left, recursively."""
+    if len(items) <= 2:
+        return list(items)
+    order, spans = [0, len(items) - 1], [(0, len(items) - 1)]
+    while spans:
+        next_spans = []
+        for a, b in spans:
+            if b - a < 2:
+                continue
+            m = (a + b) // 2
+            order.append(m)
+            next_spans += [(a, m), (m, b)]
+        spans = next_spans
+    return [items[i] for i in order]
+
+
 def finalists(priced: list[Contender], k: int) -> list[Contender]:
     """What is measured first: the top k - k // 3 by the full model (`distinct`), the screening
     model's best k // 3 of the others (one per shape), and the document's own schedule.
@@ -469,8 +555,8 @@ def finalists(priced: list[Contender], k: int) -> list[Contender]:
     for c in sorted((c for c in priced if c.screened is not None and c not in chosen), key=lambda c: c.screened):
         if len(chosen) >= k:
             break
-        if _shape(c) not in shapes:
-            shapes.add(_shape(c))
+        if _shape(c, True) not in shapes:
+            shapes.add(_shape(c, True))
             chosen.append(c)
     chosen += [c for c in priced if c not in chosen][: k - len(chosen)]
     own = next((c for c in priced if c.origin == "document"), None)
@@ -595,6 +681,12 @@ def _neighbour_contenders(best: Contender, kernel: KernelInfo, machine: Machine,
     return moved + out  # the few placements first: REFINE_PRICE cuts the list
 
 
+def _as_neighbour(c: Contender, move: str) -> Contender:
+    """An already priced contender taken as a neighbour: it gets the neighbour's move."""
+    c.move = move
+    return c
+
+
 def _one_per_move(pending: list[Contender], n: int) -> tuple[list[Contender], list[Contender]]:
     """The next `n` neighbours to measure, and the rest: the full model's best of each move first
     (a factor changed, a directive dropped, one added), then in its order.  The full model prices
@@ -632,7 +724,10 @@ def _refine(best: Contender, kernel: KernelInfo, machine: Machine, text: str, na
     REFINE_BATCHES batches in all, `--trials` and the budget.  While most of the budget is unspent
     (`_spare`, from `t0`), SPARE_PATIENCE and SPARE_BATCHES stand for the two."""
     say = options.report
-    seen = {c.key for c in result.contenders}
+    # a neighbour the full model priced before (the search's, the factor sweep's) but nobody measured
+    # is still a neighbour: it is taken as priced, not priced again
+    priced = {c.key: c for c in result.contenders if c.predicted and not c.measured and c.origin != INCUMBENT}
+    seen = {c.key for c in result.contenders if c.key not in priced}
     pending: list[Contender] = []
     batches = tries = 0
     fresh = True
@@ -649,9 +744,12 @@ def _refine(best: Contender, kernel: KernelInfo, machine: Machine, text: str, na
             if fresh:
                 timed = {c.key for c in result.contenders if c.measured}
                 new = _neighbour_contenders(best, kernel, machine, text, seen, timed)[:REFINE_PRICE]
-                pending = _rerank(new, sizes, hw, deadline, lambda line: None)
-                result.contenders.extend(pending)
-                result.predicted_count += len(pending)
+                known = [_as_neighbour(priced.pop(c.key), c.move) for c in new if c.key in priced]
+                unknown = [c for c in new if c.key not in {k.key for k in known}]
+                fresh_priced = _rerank(unknown, sizes, hw, deadline, lambda line: None)
+                result.contenders.extend(fresh_priced)
+                result.predicted_count += len(fresh_priced)
+                pending = sorted(known + fresh_priced, key=lambda c: (c.objective(c.predicted), c.key))
                 fresh, tries = False, 0
             picked, pending = _one_per_move(pending, left)
             if not picked:

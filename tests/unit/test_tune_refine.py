@@ -342,3 +342,52 @@ def test_a_changed_factor_says_its_loop_and_direction():
     assert change_move(vec, {**vec, "width": 8}) == "change vectorize jv down"
     order = {"kind": "reorder", "order": ["i", "j"]}
     assert change_move(order, {**order, "order": ["j", "i"]}) == "change reorder"
+
+
+def test_unroll_variants_are_one_shape_and_far_off_shapes_wait():
+    """Measuring five unroll variants of one schedule spends the top k on noise (softmax, Zen 3):
+    plain `unroll` does not make a shape; `unroll_jam` does.  A shape priced over DISTINCT_WITHIN of
+    the best is measured only in the model's order."""
+
+    def c(texts: list[str], t: float) -> tuner.Contender:
+        return tuner.Contender({"P": texts}, " ".join(texts), "search", predicted=[t])
+
+    par = c(["parallel i", "unroll i by 2", "vectorize j by 32"], 1.00)
+    par_j = c(["parallel i", "unroll j by 4", "vectorize j by 32"], 1.00)
+    jam = c(["parallel i", "unroll_jam i by 2", "vectorize j by 32"], 1.01)
+    split = c(["split i by 2 -> io, ii", "parallel io", "vectorize j by 32"], 1.02)
+    bare = c([], 5.0)
+    ranked = [par, par_j, jam, split, bare]
+    assert tuner.distinct(ranked, 3) == [par, jam, split]
+    assert tuner.distinct(ranked, 3, coarse=False) == [par, par_j, jam]
+    assert tuner.distinct(ranked, 5) == [par, jam, split, par_j, bare]  # `bare` last: 5x the best
+
+
+def test_factor_moves_are_spread_over_moves_and_ranges():
+    assert tuner._ends_first(list(range(9))) == [0, 8, 4, 2, 6, 1, 3, 5, 7]
+    assert tuner._ends_first([1, 2]) == [1, 2]
+    made = _with_moves(["P: change tile i j down"] * 5 + ["P: change split i up"] * 2)
+    spread = tuner._spread_moves(made)
+    assert spread[:4] == [made[0], made[5], made[4], made[6]]  # each move's ends before either's middle
+    assert sorted(map(id, spread)) == sorted(map(id, made))
+
+
+def test_the_best_shapes_factors_are_priced_before_measuring(monkeypatch):
+    """The full model prices every factor the records offer for its best shapes' directives (up to
+    `Options.sweep` each), so its own best factor can be measured in the top k even where the screening
+    model kept others; each such neighbour changes one factor and is legal."""
+    from irkit.tune import measure
+
+    monkeypatch.setattr(measure, "measure", _fake_measure(lambda c: 1.0e-3))
+    text = replace_schedules(ROWSUM.read_text(), {})
+    options = tuner.Options(sizes=[{"M": 64, "N": 128}], top_k=4, width=8, depth=3, rerank=8, refine=False, sweep=4)
+    result = tuner.tune(text, str(ROWSUM), options)
+    swept = [c for c in result.contenders if c.origin == "factors"]
+    assert 0 < len(swept) <= 4 * tuner.SWEEP_SHAPES
+    searched = {c.key for c in result.contenders if c.origin == "search"}
+    for c in swept:
+        assert c.key not in searched and c.predicted
+        assert c.move.endswith((" up", " down")), c.move
+        assert not tuner.unverified(c.text), c.key
+    options.sweep = 0
+    assert not [c for c in tuner.tune(text, str(ROWSUM), options).contenders if c.origin == "factors"]
