@@ -119,6 +119,7 @@ class Result:
     seconds: float
     model_first: Contender | None
     notes: list[str] = field(default_factory=list)
+    seconds_a_measurement: float = 0.0  # wall seconds a candidate took to compile and time, the latest batch's
 
     def to_json(self) -> dict:
         per_size = []
@@ -595,7 +596,10 @@ def _measure(chosen: list[Contender], sizes, hw, text: str, name: str, options: 
             options.report(f"irkit tune: in the log: {_ms(c.measured)} {c.origin}: {c.key}")
             continue
         todo.append(c)
+    started = time.perf_counter()
     measure.measure(todo, text, name, sizes, options)
+    if todo:
+        result.seconds_a_measurement = (time.perf_counter() - started) / len(todo)
     for c in todo:
         if c.error is not None or not c.measured:
             if c.error:
@@ -681,6 +685,16 @@ def _neighbour_contenders(best: Contender, kernel: KernelInfo, machine: Machine,
     return moved + out  # the few placements first: REFINE_PRICE cuts the list
 
 
+def _room_for_a_batch(n: int, result: Result, deadline: float | None) -> bool:
+    """Whether a batch of `n` neighbours and the incumbent's copy, then the final race (RETIME
+    schedules), fit in the budget at the latest batch's seconds a measurement.  The race runs
+    whatever the budget says; without this, gemm's tuning (a measurement 10-15 s) ended 30 s past
+    its 600 s budget on the Zen 3 host."""
+    if deadline is None:
+        return True
+    return time.perf_counter() + (n + 1 + RETIME) * result.seconds_a_measurement <= deadline
+
+
 def _as_neighbour(c: Contender, move: str) -> Contender:
     """An already priced contender taken as a neighbour: it gets the neighbour's move."""
     c.move = move
@@ -739,6 +753,9 @@ def _refine(best: Contender, kernel: KernelInfo, machine: Machine, text: str, na
             return
         left = REFINE_MEASURE if options.trials is None else min(REFINE_MEASURE, options.trials - result.measured_count)
         if left <= 0:
+            return
+        if not _room_for_a_batch(left, result, deadline):
+            say("irkit tune: budget: refinement stopped (the rest is kept for the final race)")
             return
         try:
             if fresh:

@@ -391,3 +391,17 @@ def test_the_best_shapes_factors_are_priced_before_measuring(monkeypatch):
         assert not tuner.unverified(c.text), c.key
     options.sweep = 0
     assert not [c for c in tuner.tune(text, str(ROWSUM), options).contenders if c.origin == "factors"]
+
+
+def test_refinement_keeps_room_for_the_final_race():
+    """A batch starts only if it and the race after it fit in the budget at the latest batch's
+    seconds a measurement (the race runs whatever the budget says)."""
+    import time
+
+    result = tuner.Result(tuner.Contender({}, "", "search"), "", [], [], 0, 0.0, 0, 0, 0.0, None)
+    assert tuner._room_for_a_batch(3, result, None)
+    result.seconds_a_measurement = 10.0
+    soon = time.perf_counter() + 100.0
+    assert tuner._room_for_a_batch(3, result, soon)  # (3 + 1 + RETIME 3) x 10 s = 70 s
+    result.seconds_a_measurement = 20.0
+    assert not tuner._room_for_a_batch(3, result, soon)  # 140 s
