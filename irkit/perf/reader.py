@@ -215,6 +215,8 @@ class Reader:
             for inner in list(loop.walk()):
                 if inner.chain:
                     _unroll_short_chain(inner)
+                elif not inner.loops:
+                    _unroll_point_producer(inner)
         return loop
 
     def read_op(self, op: Operation, loop: Loop) -> None:
@@ -511,6 +513,83 @@ def _unroll_short_chain(loop: Loop) -> None:
             hoisted = not a.store and all(d is not None and top.var not in d[0] for d in dims)
             top.accesses.append(Access(a.buf, a.store, dims, top, hoisted, a.prefetched))  # type: ignore[arg-type]
     top.auto_vector = top.vector is None and top.step == 1 and all(unit_or_invariant(a, top.var) for a in top.accesses)
+
+
+def _unroll_point_producer(loop: Loop) -> None:
+    """A short nest of constant trip counts that fills a small temporary array a point of the loop
+    around it (`top`), as gcc compiles it: a producer computed at its consumer's innermost loop
+    (blur's `compute_at out.x`: three values of one column a pixel).  gcc unrolls the nest
+    completely, the array's indices become constants and scalar replacement keeps its elements in
+    registers, so the stores into it and `top`'s loads of them are no memory accesses; `top` is
+    then the innermost loop, auto-vectorised when its accesses allow.  Priced as the nest it is
+    written as, blur's inline schedule was 57 ms (scalar, and a DRAM wait an entry of the tiny
+    inner loops) where it measured 4.5 ms on the Zen 3 host."""
+    if loop.chain or loop.carry or loop.tile_chain or not loop.accesses:
+        return
+    unrolled: list[Loop] = []
+    top: Loop | None = loop
+    while top is not None and top.trips().op == "const":
+        if int(top.trips().value) > UNROLLED_TRIPS or top.parent is None or len(top.parent.loops) != 1:  # type: ignore[arg-type]
+            return
+        if top.vector is not None:
+            return  # a vector loop (a register tile's row): gcc vectorises it, it does not unroll it
+        if top is not loop and (top.accesses or top.ops):
+            return
+        unrolled.append(top)
+        top = top.parent
+    if not unrolled or top is None:
+        return
+    points: list[dict[str, int]] = [{}]
+    for u in unrolled:  # a variable's coefficients are per unit it moves from its loop's start
+        points = [{**p, u.var: k * u.step} for p in points for k in range(int(u.trips().value))]  # type: ignore[arg-type]
+    if len(points) * (len(loop.accesses) + sum(loop.ops.values())) > UNROLLED_INSNS:
+        return
+    stores = [a for a in loop.accesses if a.store]
+    registers = {id(a.buf) for a in stores}
+    if not stores or not all(_scalar_replaceable(a.buf) for a in stores):
+        return
+    if any(id(a.buf) in registers for a in loop.accesses if not a.store):
+        return  # it reads what it writes (an accumulation): a producer only writes
+    placed = {id(a): [[None if d is None else _at_point(d, p) for d in a.dims] for p in points] for a in loop.accesses}
+    if not all(_constant_index(dims) for a in stores for dims in placed[id(a)]):
+        return
+    if not all(_constant_index(a.dims) for a in top.accesses if id(a.buf) in registers):
+        return
+    top.loops = []
+    for kind, count in loop.ops.items():
+        top.ops[kind] = top.ops.get(kind, 0) + count * len(points)
+    top.flops += loop.flops * len(points)
+    kept = [a for a in top.accesses if id(a.buf) not in registers]
+    seen: set[tuple] = set()
+    for a in loop.accesses:
+        if id(a.buf) in registers:
+            continue  # scalar-replaced: registers
+        for dims in placed[id(a)]:
+            key = (id(a.buf), a.store, tuple(None if d is None else (tuple(sorted(d[0].items())), d[1]) for d in dims))
+            if key not in seen:
+                seen.add(key)
+                kept.append(Access(a.buf, a.store, dims, top, False, a.prefetched))
+    top.accesses = kept
+    if top.vector is None and top.step == 1:
+        top.auto_vector = all(unit_or_invariant(a, top.var) for a in top.accesses)
+
+
+SCALAR_REPLACED = 16  # elements of a temporary gcc keeps in registers when every index is a constant
+
+
+def _scalar_replaceable(buf: Buffer) -> bool:
+    """A temporary of a few elements and a constant shape (a `compute_at` buffer at a point)."""
+    if buf.role != "temp" or not all(x.op == "const" for x in buf.shape):
+        return False
+    n = 1
+    for x in buf.shape:
+        n *= int(x.value)  # type: ignore[arg-type]
+    return n <= SCALAR_REPLACED
+
+
+def _constant_index(dims) -> bool:
+    """Every dimension a known constant: an element a register can hold."""
+    return all(d is not None and not d[0] and d[1].op == "const" for d in dims)
 
 
 def _at_point(dim: tuple[dict[str, int], Expr], point: dict[str, int]) -> tuple[dict[str, int], Expr]:
