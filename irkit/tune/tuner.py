@@ -695,6 +695,12 @@ def _room_for_a_batch(n: int, result: Result, deadline: float | None) -> bool:
     return time.perf_counter() + (n + 1 + RETIME) * result.seconds_a_measurement <= deadline
 
 
+def _pricing_deadline(n: int, result: Result, deadline: float | None) -> float | None:
+    """When pricing neighbours must stop so that their batch and the final race still fit: the full
+    model prices a gemm in 6 s, and 96 neighbours took the rest of its budget before the batch."""
+    return None if deadline is None else deadline - (n + 1 + RETIME) * result.seconds_a_measurement
+
+
 def _as_neighbour(c: Contender, move: str) -> Contender:
     """An already priced contender taken as a neighbour: it gets the neighbour's move."""
     c.move = move
@@ -763,7 +769,7 @@ def _refine(best: Contender, kernel: KernelInfo, machine: Machine, text: str, na
                 new = _neighbour_contenders(best, kernel, machine, text, seen, timed)[:REFINE_PRICE]
                 known = [_as_neighbour(priced.pop(c.key), c.move) for c in new if c.key in priced]
                 unknown = [c for c in new if c.key not in {k.key for k in known}]
-                fresh_priced = _rerank(unknown, sizes, hw, deadline, lambda line: None)
+                fresh_priced = _rerank(unknown, sizes, hw, _pricing_deadline(left, result, deadline), lambda line: None)
                 result.contenders.extend(fresh_priced)
                 result.predicted_count += len(fresh_priced)
                 pending = sorted(known + fresh_priced, key=lambda c: (c.objective(c.predicted), c.key))

@@ -405,3 +405,5 @@ def test_refinement_keeps_room_for_the_final_race():
     assert tuner._room_for_a_batch(3, result, soon)  # (3 + 1 + RETIME 3) x 10 s = 70 s
     result.seconds_a_measurement = 20.0
     assert not tuner._room_for_a_batch(3, result, soon)  # 140 s
+    assert tuner._pricing_deadline(3, result, soon) == soon - 140.0  # the neighbours' pricing stops in time
+    assert tuner._pricing_deadline(3, result, None) is None
