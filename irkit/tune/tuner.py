@@ -692,13 +692,24 @@ def _room_for_a_batch(n: int, result: Result, deadline: float | None) -> bool:
     its 600 s budget on the Zen 3 host."""
     if deadline is None:
         return True
-    return time.perf_counter() + (n + 1 + RETIME) * result.seconds_a_measurement <= deadline
+    return time.perf_counter() + _reserve(n, result) <= deadline
+
+
+# A batch costs more a candidate than the top k: compiles go two at a time, and a batch of three
+# and a copy, or a race of three, wait for an odd compile (gemm on the Zen 3 host: 5.5 s a candidate
+# in the top k, 6-8 s in a batch or the race; with the reserve at 1x, run R ended at 614 s of 600)
+RESERVE = 1.5
+
+
+def _reserve(n: int, result: Result) -> float:
+    """Seconds a batch of `n` neighbours, its incumbent's copy and the final race are given."""
+    return RESERVE * (n + 1 + RETIME) * result.seconds_a_measurement
 
 
 def _pricing_deadline(n: int, result: Result, deadline: float | None) -> float | None:
     """When pricing neighbours must stop so that their batch and the final race still fit: the full
     model prices a gemm in 6 s, and 96 neighbours took the rest of its budget before the batch."""
-    return None if deadline is None else deadline - (n + 1 + RETIME) * result.seconds_a_measurement
+    return None if deadline is None else deadline - _reserve(n, result)
 
 
 def _as_neighbour(c: Contender, move: str) -> Contender:

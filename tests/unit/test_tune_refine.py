@@ -400,10 +400,10 @@ def test_refinement_keeps_room_for_the_final_race():
 
     result = tuner.Result(tuner.Contender({}, "", "search"), "", [], [], 0, 0.0, 0, 0, 0.0, None)
     assert tuner._room_for_a_batch(3, result, None)
-    result.seconds_a_measurement = 10.0
+    result.seconds_a_measurement = 6.0
     soon = time.perf_counter() + 100.0
-    assert tuner._room_for_a_batch(3, result, soon)  # (3 + 1 + RETIME 3) x 10 s = 70 s
-    result.seconds_a_measurement = 20.0
-    assert not tuner._room_for_a_batch(3, result, soon)  # 140 s
-    assert tuner._pricing_deadline(3, result, soon) == soon - 140.0  # the neighbours' pricing stops in time
+    assert tuner._room_for_a_batch(3, result, soon)  # RESERVE 1.5 x (3 + 1 + RETIME 3) x 6 s = 63 s
+    result.seconds_a_measurement = 10.0
+    assert not tuner._room_for_a_batch(3, result, soon)  # 105 s
+    assert tuner._pricing_deadline(3, result, soon) == pytest.approx(soon - 105.0)  # pricing stops in time
     assert tuner._pricing_deadline(3, result, None) is None
