@@ -39,9 +39,17 @@ from irkit.suggest import suggest
 ELEMENT_TYPES: dict[str, Attribute] = {"f32": Float32Type(), "f64": Float64Type(), "i32": IntegerType(32)}
 _FLOAT_BINOPS = {"add": arith.AddfOp, "sub": arith.SubfOp, "mul": arith.MulfOp, "div": arith.DivfOp}
 _INT_BINOPS = {"add": arith.AddiOp, "sub": arith.SubiOp, "mul": arith.MuliOp, "div": arith.DivSIOp}
-FUNCTIONS = {"max": 2, "min": 2, "exp": 1, "sqrt": 1}
+FUNCTIONS = {"max": 2, "min": 2, "exp": 1, "sqrt": 1, "select": 3}
+# `a OP b` as arith's predicates: ordered for floats (false when either is NaN, as C's `<`), but
+# `!=` unordered (true when either is NaN, as C's `!=`); signed for integers
+_CMPF = {"<": "olt", "<=": "ole", ">": "ogt", ">=": "oge", "==": "oeq", "!=": "une"}
+_CMPI = {"<": "slt", "<=": "sle", ">": "sgt", ">=": "sge", "==": "eq", "!=": "ne"}
 # Shapes and indices are short; the checker, the printers and the lowering walk them recursively.
 MAX_AFFINE_DEPTH = 64
+
+
+def _is_compare(node: Tree | Token) -> bool:
+    return isinstance(node, Tree) and node.data == "compare"
 
 
 def _depth(node: Tree | Token) -> int:
@@ -245,6 +253,8 @@ class DesignBuilder:
             fname, *args = node.children
             args = [a for a in args if a is not None]
             return args if FUNCTIONS.get(str(fname)) == len(args) else []
+        if node.data == "compare":
+            return [node.children[0], node.children[2]]
         return []
 
     def combine(self, node: Tree | Token, args: list[SSAValue], block: Block, etype: Attribute) -> SSAValue:
@@ -272,6 +282,11 @@ class DesignBuilder:
             return add(arith.SubiOp(zero, args[0]), node)
         if kind == "call":
             return self.call(node, args, block, etype)
+        if kind == "compare":
+            op_text = str(node.children[1])
+            if is_float(etype):
+                return add(arith.CmpfOp(args[0], args[1], _CMPF[op_text]), node)
+            return add(arith.CmpiOp(args[0], args[1], _CMPI[op_text]), node)
         if kind == "bare_name":
             name = str(node.children[0])
             self.report(
@@ -311,6 +326,19 @@ class DesignBuilder:
             n = FUNCTIONS[name]
             self.report(f"'{name}' takes {n} argument{'s' if n != 1 else ''}, got {len(args)}", fname)
             return self.zero(block, etype, node)
+        compares = [_is_compare(a) for a in args]
+        if name == "select" and not compares[0]:
+            self.report("the condition of 'select' is a comparison: select(a < b, x, y) (<, <=, >, >=, ==, !=)", args[0])
+            return self.zero(block, etype, node)
+        first_value = 1 if name == "select" else 0
+        misplaced = next((a for a, c in zip(args[first_value:], compares[first_value:]) if c), None)
+        if misplaced is not None:
+            self.report(f"a comparison is a value only as the condition of 'select(cond, a, b)', not as an argument of '{name}'", misplaced)
+            return self.zero(block, etype, node)
+        if name == "select":
+            op_select = arith.SelectOp(values[0], values[1], values[2])
+            block.add_op(self.located(op_select, node))
+            return op_select.results[0]
         if name in ("exp", "sqrt") and not is_float(etype):
             self.report(f"'{name}' needs a floating-point statement (f32 or f64), but this one computes i32", fname)
             return values[0]

@@ -29,6 +29,7 @@ _FRIENDLY = {
     "DTYPE": "an element type (f32, f64, i32)",
     "ROLE": "a role (input, output, temp)",
     "ASSIGN": "'=', '+=' or 'max='",
+    "CMP": "a comparison (<, <=, >, >=, ==, !=)",
     "_SEP": "',' or ';'",
     "$END": "end of input",
 }

@@ -150,7 +150,11 @@ def expression(readable: st.SearchStrategy[str], is_float: bool) -> st.SearchStr
             return [name, "(", *comma_list(args[: 2 if name in ("max", "min") else 1]), ")"]
 
         calls = st.builds(call, st.sampled_from(functions), st.lists(children, min_size=2, max_size=2))
-        return st.one_of(binary, binary, paren, neg, calls)
+        select = st.builds(
+            lambda a, op, b, x, y: ["select", "(", *a, op, *b, ",", *x, ",", *y, ")"],
+            children, st.sampled_from(["<", "<=", ">", ">=", "==", "!="]), children, children, children,
+        )  # fmt: skip
+        return st.one_of(binary, binary, paren, neg, calls, select)
 
     return st.recursive(base, extend, max_leaves=8)
 
