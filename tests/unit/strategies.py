@@ -25,7 +25,7 @@ KEYWORDS = frozenset(
     """
     design doc sizes tensor f32 f64 i32 input output temp layout row_major col_major order align
     schedule split tile by reorder interchange parallel vectorize unroll unroll_jam pack at compute_at compute_root hardware
-    cache dram assume aligned noalias relaxed_math metric max min exp sqrt
+    cache dram assume aligned noalias relaxed_math metric max min exp sqrt select
     bits B KiB MiB GiB KB MB GB Hz kHz MHz GHz ns us cycles
     """.split()
 )

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from irkit.dialects import design as d
@@ -70,6 +70,7 @@ def test_contended_is_the_max_far_from_the_knee_and_more_near_it():
     st.floats(1.0, 40.0),
     st.floats(1.0, 4.0),
 )
+@example(0.875, 0.4375, 1.25, 2.0)  # the table's peak past a small depth: the time fell as the chain grew
 def test_contended_lies_between_the_max_and_the_sum_and_grows_with_the_chain(compute, chain, depth, more):
     got = float(contended(compute, chain, depth))
     assert max(compute, chain) * (1 - 1e-12) <= got <= (compute + chain) * (1 + 1e-12)

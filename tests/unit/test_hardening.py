@@ -336,7 +336,7 @@ def test_flags_the_compiler_refuses_are_blamed(tmp_path, capsys, monkeypatch):
         ("c[i] = a[i] metric latncy", "unknown metric 'latncy'; expected one of latency, throughput; did you mean 'latency'?"),
         ("c = matmull(a, a)", "did you mean 'matmul'?"),
         ("c = softmax(a, axsi = 0)", "'softmax' has no parameter 'axsi' (parameters: axis); did you mean 'axis'?"),
-        ("c[i] = exq(a[i])", "unknown function 'exq'; expected one of max, min, exp, sqrt; did you mean 'exp'?"),
+        ("c[i] = exq(a[i])", "unknown function 'exq'; expected one of max, min, exp, sqrt, select; did you mean 'exp'?"),
     ],
 )
 def test_misspelled_words_the_checker_knows(item, message):
