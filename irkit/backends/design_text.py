@@ -59,6 +59,7 @@ _CALLS = {
 _CMP = 0  # below every arithmetic operator: `a + b < c` compares sums
 _CMPF_TEXT = {4: "<", 5: "<=", 2: ">", 3: ">=", 1: "==", 13: "!="}  # olt ole ogt oge oeq une
 _CMPI_TEXT = {2: "<", 3: "<=", 4: ">", 5: ">=", 0: "==", 1: "!="}  # slt sle sgt sge eq ne
+_COMPARES = {"arith.cmpf": _CMPF_TEXT, "arith.cmpi": _CMPI_TEXT}
 
 
 # Words the lexer reads as keywords where a name could also follow.  After
@@ -194,7 +195,7 @@ def _printed_operands(op: Operation) -> list[SSAValue]:
         return [op.operands[0]]
     if _is_int_negation(op):
         return [op.operands[1]]
-    if op.name in _BINARY or op.name in _CALLS or op.name in ("arith.cmpf", "arith.cmpi"):
+    if op.name in _BINARY or op.name in _CALLS or op.name in _COMPARES:
         return list(op.operands)
     raise DesignPrintError(f"'{op.name}' has no design-language spelling")
 
@@ -230,9 +231,8 @@ def _combine(op: Operation, args: list[_Text]) -> _Text:
     if name in _BINARY:
         sym, prec = _BINARY[name]
         return _Text([*_operand(args[0], prec, right=False), f" {sym} ", *_operand(args[1], prec, right=True)], prec)
-    if name in ("arith.cmpf", "arith.cmpi"):
-        table = _CMPF_TEXT if name == "arith.cmpf" else _CMPI_TEXT
-        sym = table.get(op.predicate.value.data)  # type: ignore[attr-defined]
+    if name in _COMPARES:
+        sym = _COMPARES[name].get(op.predicate.value.data)  # type: ignore[attr-defined]
         if sym is None:
             raise DesignPrintError(f"'{name}' predicate {op.predicate.value.data} has no design-language spelling")  # type: ignore[attr-defined]
         return _Text([args[0], f" {sym} ", args[1]], _CMP)

@@ -12,6 +12,8 @@ latency class of their ops.
 
 from __future__ import annotations
 
+import math
+
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import DictionaryAttr, Float64Type, IndexType, IntegerType, MemRefType
 from xdsl.ir import Block, Operation, SSAValue
@@ -506,7 +508,7 @@ def _unroll_short_chain(loop: Loop) -> None:
     for a in loop.accesses:
         for point in points:
             dims = [None if d is None else _at_point(d, point) for d in a.dims]
-            key = (id(a.buf), a.store, tuple(None if d is None else (tuple(sorted(d[0].items())), d[1]) for d in dims))
+            key = _access_key(a, dims)
             if key in seen:  # the accumulator's reloads and stores, and repeats: once
                 continue
             seen.add(key)
@@ -534,22 +536,22 @@ def _unroll_point_producer(loop: Loop) -> None:
         return
     if any(id(a.buf) in registers for a in loop.accesses if not a.store):
         return  # it reads what it writes (an accumulation): a producer only writes
-    unrolled: list[Loop] = []
+    points: list[dict[str, int]] = [{}]
+    unrolled = False
     top: Loop | None = loop
     while top is not None and top.trips().op == "const":
-        if int(top.trips().value) > UNROLLED_TRIPS or top.parent is None or len(top.parent.loops) != 1:  # type: ignore[arg-type]
+        trips = int(top.trips().value)  # type: ignore[arg-type]
+        if trips > UNROLLED_TRIPS or top.parent is None or len(top.parent.loops) != 1:
             return
         if top.vector is not None:
             return  # a vector loop (a register tile's row): gcc vectorises it, it does not unroll it
         if top is not loop and (top.accesses or top.ops):
             return
-        unrolled.append(top)
-        top = top.parent
+        # a variable's coefficients are per unit it moves from its loop's start
+        points = [{**p, top.var: k * top.step} for p in points for k in range(trips)]
+        unrolled, top = True, top.parent
     if not unrolled or top is None:
         return
-    points: list[dict[str, int]] = [{}]
-    for u in unrolled:  # a variable's coefficients are per unit it moves from its loop's start
-        points = [{**p, u.var: k * u.step} for p in points for k in range(int(u.trips().value))]  # type: ignore[arg-type]
     if len(points) * (len(loop.accesses) + sum(loop.ops.values())) > UNROLLED_INSNS:
         return
     placed = {id(a): [[None if d is None else _at_point(d, p) for d in a.dims] for p in points] for a in loop.accesses}
@@ -567,7 +569,7 @@ def _unroll_point_producer(loop: Loop) -> None:
         if id(a.buf) in registers:
             continue  # scalar-replaced: registers
         for dims in placed[id(a)]:
-            key = (id(a.buf), a.store, tuple(None if d is None else (tuple(sorted(d[0].items())), d[1]) for d in dims))
+            key = _access_key(a, dims)
             if key not in seen:
                 seen.add(key)
                 kept.append(Access(a.buf, a.store, dims, top, False, a.prefetched))
@@ -583,15 +585,17 @@ def _scalar_replaceable(buf: Buffer) -> bool:
     """A temporary of a few elements and a constant shape (a `compute_at` buffer at a point)."""
     if buf.role != "temp" or not all(x.op == "const" for x in buf.shape):
         return False
-    n = 1
-    for x in buf.shape:
-        n *= int(x.value)  # type: ignore[arg-type]
-    return n <= SCALAR_REPLACED
+    return math.prod(int(x.value) for x in buf.shape) <= SCALAR_REPLACED  # type: ignore[arg-type]
 
 
 def _constant_index(dims) -> bool:
     """Every dimension a known constant: an element a register can hold."""
     return all(d is not None and not d[0] and d[1].op == "const" for d in dims)
+
+
+def _access_key(a: Access, dims) -> tuple:
+    """What makes two unrolled copies of an access one access: its buffer, load or store, and dims."""
+    return id(a.buf), a.store, tuple(None if d is None else (tuple(sorted(d[0].items())), d[1]) for d in dims)
 
 
 def _at_point(dim: tuple[dict[str, int], Expr], point: dict[str, int]) -> tuple[dict[str, int], Expr]:

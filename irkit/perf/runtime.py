@@ -407,7 +407,8 @@ _CONTENTION = {}
 
 
 def _contention_table(depth):
-    """(chains in flight, slowdown) points of `contended` for a pipeline `depth` ops deep."""
+    """(chains in flight, slowdown, the most slowdown from each point on) points of `contended` for
+    a pipeline `depth` ops deep."""
     key = round(float(depth), 4)
     if key not in _CONTENTION:
         ns, fs = [0.0, 1.0], [1.0, 1.0]
@@ -418,7 +419,9 @@ def _contention_table(depth):
             queue = rate * wait
             ns.append(float(k))
             fs.append(min(1.0, k / key) / rate)
-        _CONTENTION[key] = (np.array(ns), np.array(fs))
+        fs_a = np.array(fs)
+        # with the most of the table from each point on (`_monotone_slowdown`'s envelope)
+        _CONTENTION[key] = (np.array(ns), fs_a, np.maximum.accumulate(fs_a[::-1])[::-1])
     return _CONTENTION[key]
 
 
@@ -437,21 +440,19 @@ def contended(compute, chain, depth):
     top = np.maximum(compute, chain)
     if depth <= 1.0:
         return top
-    ns, fs = _contention_table(depth)
+    ns, fs, suffix = _contention_table(depth)
     chain_a = np.asarray(chain)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         n = np.where(chain_a > 0.0, depth * np.asarray(compute) / np.where(chain_a > 0.0, chain_a, 1.0), np.inf)
-        return top * _monotone_slowdown(n, ns, fs, float(depth))
+        return top * _monotone_slowdown(n, ns, fs, suffix, float(depth))
 
 
-def _monotone_slowdown(n, ns, fs, depth):
+def _monotone_slowdown(n, ns, fs, suffix, depth):
     """The slowdown at `n` chains, made such that `contended` never falls as the chain term grows:
     non-increasing in n from `depth` on (where compute is the max), and its ratio to n
     non-increasing below (where the chain is).  The table's points are whole chains, so its peak
     can lie past a small depth (at 2 for a depth of 1.25) and the time fell by 1% as the chains
     got longer (found by the property test)."""
-    suffix = np.maximum.accumulate(fs[::-1])[::-1]  # the most of the table from each point on
-
     def envelope(x):
         at = np.minimum(np.searchsorted(ns, x, side="left"), len(ns) - 1)
         return np.where(x > ns[-1], 1.0, np.maximum(np.interp(x, ns, fs, right=1.0), suffix[at]))

@@ -498,7 +498,7 @@ def _sweep_factors(priced: list[Contender], kernel: KernelInfo, machine: Machine
         return priced
     seen = {c.key for c in priced}
     new: list[Contender] = []
-    for best in distinct(priced, SWEEP_SHAPES, coarse=True)[:SWEEP_SHAPES]:
+    for best in distinct(priced, SWEEP_SHAPES):
         if best.bases is None:
             continue
         moved = [c for c in _neighbour_contenders(best, kernel, machine, text, seen) if c.move.endswith((" up", " down"))]
@@ -779,7 +779,8 @@ def _refine(best: Contender, kernel: KernelInfo, machine: Machine, text: str, na
                 timed = {c.key for c in result.contenders if c.measured}
                 new = _neighbour_contenders(best, kernel, machine, text, seen, timed)[:REFINE_PRICE]
                 known = [_as_neighbour(priced.pop(c.key), c.move) for c in new if c.key in priced]
-                unknown = [c for c in new if c.key not in {k.key for k in known}]
+                known_keys = {c.key for c in known}
+                unknown = [c for c in new if c.key not in known_keys]
                 fresh_priced = _rerank(unknown, sizes, hw, _pricing_deadline(left, result, deadline), lambda line: None)
                 result.contenders.extend(fresh_priced)
                 result.predicted_count += len(fresh_priced)
