@@ -77,9 +77,12 @@ def irkit_contender(case: Case) -> tuple[Contender, dict[str, np.ndarray], objec
         compiled(arrays, sizes)  # every argument checked once
         checked["done"] = True
 
+    for sc in getattr(compiled, "scalar_args", []):  # passed by value
+        arrays[sc.name] = np.asarray(case.inputs[sc.name])
     try:
         values = {s.value: sizes[s.name] for s in compiled.size_args}
         values |= {t.value: arrays[t.name].ctypes.data for t in compiled.tensor_args}
+        values |= {sc.value: arrays[sc.name].item() for sc in getattr(compiled, "scalar_args", [])}
         args = [values[a] for a in compiled.kernel.body.block.args]
         fn = compiled.fn
 
@@ -153,6 +156,24 @@ def numpy_softmax(arrays: dict[str, np.ndarray]) -> Contender:
         np.divide(p, p.sum(axis=1, keepdims=True), out=p)
 
     return Contender("numpy (max-subtracted)", call, lambda: p)
+
+
+def numpy_layernorm(arrays: dict[str, np.ndarray]) -> Contender:
+    x, gamma, beta, eps = arrays["X"], arrays["gamma"], arrays["beta"], arrays["eps"]
+    y = machine.aligned_empty(x.shape)
+    centred = np.empty_like(x)
+    scale = np.empty((x.shape[0], 1), np.float32)
+
+    def call() -> None:
+        np.subtract(x, x.mean(axis=1, keepdims=True), out=centred)
+        np.multiply(centred, centred, out=y)
+        np.add(y.mean(axis=1, keepdims=True), eps, out=scale)
+        np.sqrt(scale, out=scale)
+        np.divide(centred, scale, out=y)
+        np.multiply(y, gamma, out=y)
+        np.add(y, beta, out=y)
+
+    return Contender("numpy (two passes, in place)", call, lambda: y)
 
 
 def c_triad_inplace(arrays: dict[str, np.ndarray]) -> Contender:
@@ -243,6 +264,13 @@ def cases(names: list[str], quick: bool, rng: np.random.Generator) -> list[Case]
         sizes = {"N": n, "C": c, "F": f, "H": h, "W": w}
         case = Case("conv2d 3x3", f"{c}->{f}, {h}x{w}", "conv2d.design", sizes, "O", c * 9, [numpy_im2col])
         case.inputs = {"I": uniform(n, c, h, w), "Wt": uniform(f, c, 3, 3)}
+        out.append(case)
+    if "layernorm" in names:
+        m, n = (64, 256) if quick else (4096, 1024)
+        case = Case("layernorm (rows)", f"{m}x{n}", "layernorm.design", {"M": m, "N": n}, "Y", 2 * n + 1,
+                    [numpy_layernorm])  # fmt: skip
+        case.inputs = {"X": rng.standard_normal((m, n), dtype=np.float32), "gamma": uniform(n), "beta": uniform(n),
+                       "eps": np.asarray(1e-5, np.float32)}  # fmt: skip
         out.append(case)
     return out
 

@@ -74,7 +74,10 @@ class Kernel:
         return self.compiled.resolve_sizes({**self.sizes, **(sizes or {})})
 
     def inputs(self) -> list[str]:
-        return [t.name for t in self.compiled.tensor_args if t.role == "input"]
+        """The input tensors and scalars, by name, in argument order."""
+        names = {t.value: t.name for t in self.compiled.tensor_args if t.role == "input"}
+        names |= {s.value: s.name for s in self.compiled.scalar_args}
+        return [names[a] for a in self.compiled.kernel.body.block.args if a in names]
 
     def outputs(self) -> list[str]:
         return [t.name for t in self.compiled.tensor_args if t.role == "output"]

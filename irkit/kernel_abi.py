@@ -1,14 +1,18 @@
 """How a kernel looks as a `func.func`, at the tensorop and loop levels.
 
 The arguments are the symbolic sizes (`index`, in document order), then
-the input and output tensors (`memref<?x...xT>`, in declaration order);
-temporaries are allocated inside.  Argument attributes carry what the
+the input and output tensors (`memref<?x...xT>`) and the scalars (`f32`,
+`f64` or `i32`, passed by value), in declaration order; temporaries are
+allocated inside.  Statement bodies read a scalar as the argument itself
+and a size as a conversion of its argument (`arith.index_cast`, then
+`arith.sitofp` for a float), values from above their loops as in MLIR.  Argument attributes carry what the
 types cannot:
 
 - sizes: `irkit.name` and, when the document gives one, `irkit.default`;
 - tensors: `irkit.name`, `irkit.role` (input | output), `irkit.shape` (an
   affine map `()[s0, ...] -> (...)` over the sizes, in argument order) and
-  optionally `irkit.align` (bytes).
+  optionally `irkit.align` (bytes);
+- scalars: `irkit.name` and `irkit.role` (input).
 
 Function attributes carry the rest of the document, not yet applied:
 `irkit.hardware` (a dictionary of the inline block in base units, or the
@@ -39,7 +43,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     i64,
 )
-from xdsl.ir import Attribute, BlockArgument
+from xdsl.ir import Attribute, BlockArgument, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 
 NAME = "irkit.name"
@@ -63,6 +67,16 @@ class SizeArg:
     name: str
     default: int | None
     value: BlockArgument
+
+
+@dataclass
+class ScalarArg:
+    name: str
+    value: BlockArgument
+
+    @property
+    def dtype(self) -> str:
+        return dtype_name(self.value.type)
 
 
 @dataclass
@@ -144,10 +158,42 @@ def kernel_args(kernel: func.FuncOp) -> tuple[list[SizeArg], list[TensorArg]]:
         if isinstance(arg.type, IndexType):
             default = d[DEFAULT].value.data if DEFAULT in d else None  # type: ignore[attr-defined]
             sizes.append(SizeArg(name, default, arg))
-        else:
+        elif isinstance(arg.type, MemRefType):
             align = d[ALIGN].value.data if ALIGN in d else None  # type: ignore[attr-defined]
             tensors.append(TensorArg(name, d[ROLE].data, d[SHAPE].data, align, arg))  # type: ignore[attr-defined]
     return sizes, tensors
+
+
+def kernel_scalars(kernel: func.FuncOp) -> list[ScalarArg]:
+    """The scalar arguments of a kernel function (values, neither sizes nor buffers)."""
+    attrs = kernel.arg_attrs.data if kernel.arg_attrs is not None else []
+    return [
+        ScalarArg(dattr.data[NAME].data, arg)  # type: ignore[attr-defined]
+        for arg, dattr in zip(kernel.body.block.args, attrs)
+        if not isinstance(arg.type, (IndexType, MemRefType)) and NAME in dattr.data
+    ]
+
+
+def scalar_of(value: SSAValue) -> str | None:
+    """The scalar's name when `value` is a kernel's scalar argument (a body reads it from above)."""
+    if not isinstance(value, BlockArgument) or isinstance(value.type, (IndexType, MemRefType)):
+        return None
+    kernel = value.owner.parent_op() if value.owner is not None else None
+    if not isinstance(kernel, func.FuncOp) or kernel.arg_attrs is None:
+        return None
+    attr = kernel.arg_attrs.data[value.index].data
+    return attr[NAME].data if NAME in attr else None  # type: ignore[attr-defined]
+
+
+def size_of(value: SSAValue) -> str | None:
+    """The size's name when `value` is a kernel's size argument."""
+    if not isinstance(value, BlockArgument) or not isinstance(value.type, IndexType):
+        return None
+    kernel = value.owner.parent_op() if value.owner is not None else None
+    if not isinstance(kernel, func.FuncOp) or kernel.arg_attrs is None or value.owner is not kernel.body.block:
+        return None
+    attr = kernel.arg_attrs.data[value.index].data
+    return attr[NAME].data if NAME in attr else None  # type: ignore[attr-defined]
 
 
 def find_kernels(module) -> list[func.FuncOp]:
@@ -157,15 +203,20 @@ def find_kernels(module) -> list[func.FuncOp]:
 def kernel_function(
     name: str,
     sizes: list[tuple[str, int | None]],
-    tensors: list[tuple[str, str, str, AffineMap, list[int] | None, int | None]],
+    tensors: list[tuple[str, str, str, AffineMap | None, list[int] | None, int | None]],
 ) -> func.FuncOp:
     """An empty kernel `func.func` (body without terminator) for the given sizes and tensors.
 
-    `tensors` rows are (name, dtype, role, shape map, storage order or None, align or None).
+    `tensors` rows are (name, dtype, role, shape map, storage order or None, align or None);
+    a row whose shape is None is a scalar, passed by value.
     """
     types: list[Attribute] = [IndexType()] * len(sizes)
     attrs = [size_attrs(n, dflt) for n, dflt in sizes]
     for tname, dtype, role, shape, order, align in tensors:
+        if shape is None:
+            types.append(DTYPE_OF[dtype])
+            attrs.append(DictionaryAttr({NAME: StringAttr(tname), ROLE: StringAttr(role)}))
+            continue
         types.append(memref_type(dtype, len(shape.results), order))
         attrs.append(tensor_attrs(tname, role, shape, align))
     kernel = func.FuncOp(name, (types, []), arg_attrs=ArrayAttr(attrs))

@@ -100,7 +100,7 @@ from irkit.backends.c_syntax import comment as _comment
 from irkit.backends.c_syntax import is_f32 as _is_f32
 from irkit.diagnostics import Diagnostic, DiagnosticError, at_op
 from irkit.dialects.loop import AllocOp, ForOp, FreeOp, LoadOp, StoreOp
-from irkit.kernel_abi import DTYPE_OF, element_bytes, kernel_args, layout_order
+from irkit.kernel_abi import DTYPE_OF, element_bytes, kernel_args, kernel_scalars, layout_order
 from irkit.names import check_name, is_c_name
 
 INDENT = "    "
@@ -583,7 +583,8 @@ class KernelEmitter:
             ) from None
         except (KeyError, IndexError, AttributeError) as exc:
             raise self.fail(f"function @{kname} is not an irkit kernel (argument attributes: {exc})", k) from None
-        if len(sizes) + len(tensors) != len(k.body.block.args):
+        scalars = {sc.value: sc for sc in kernel_scalars(k)}
+        if len(sizes) + len(tensors) + len(scalars) != len(k.body.block.args):
             raise self.fail(f"function @{kname}: every argument needs irkit.name (and irkit.role/shape for tensors)", k)
         if k.function_type.outputs.data:
             raise self.fail(f"function @{kname}: a kernel returns nothing (it writes its outputs)", k)
@@ -594,6 +595,13 @@ class KernelEmitter:
                 s = next(s for s in sizes if s.value is arg)
                 self.values[arg] = check_name(s.name, "size", k)
                 params.append(self.lang.size_param(s.name))
+            elif arg in scalars:
+                name = check_name(scalars[arg].name, "scalar", k)
+                ctype = c_type(arg.type)
+                if ctype is None:
+                    raise self.fail(f"scalar '{name}': type {arg.type} is not f32, f64 or i32", k)
+                self.values[arg] = name
+                params.append(self.lang.scalar_param(ctype, name))
             else:
                 t = by_value[arg]
                 name = check_name(t.name, "tensor", k)
@@ -654,6 +662,7 @@ class KernelEmitter:
                 else f" order {order}"
             )
             parts.append(f"{t.name}[{dims}] {t.dtype} {t.role}{lay}")
+        parts += [f"{sc.name} {sc.dtype} scalar" for sc in kernel_scalars(self.kernel)]
         return "/* " + _comment(f"kernel {kname}{where}: {'; '.join(parts)}") + " */"
 
     def entry_lines(self, tensors, size_values: dict[str, SSAValue]) -> list[str]:

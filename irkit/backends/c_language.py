@@ -83,6 +83,10 @@ class CLanguage:
     def size_param(self, name: str) -> str:
         return f"int64_t {name}"
 
+    def scalar_param(self, ctype: str, name: str) -> str:
+        """A scalar passed by value (`const`: the kernel only reads it)."""
+        return f"const {ctype} {name}"
+
     def tensor_param(self, ctype: str, name: str, readonly: bool) -> str:
         return f"{'const ' if readonly else ''}{ctype} *{self.restrict} {name}"
 

@@ -183,13 +183,15 @@ def _is_int_negation(op: Operation) -> bool:
 def _owner(value: SSAValue) -> Operation:
     op = value.owner
     if not isinstance(op, Operation):
-        raise DesignPrintError("a statement body reads a block argument; only design.read and constants are leaves")
+        raise DesignPrintError(
+            "a statement body reads a block argument; only design.read, design.value and constants are leaves"
+        )
     return op
 
 
 def _printed_operands(op: Operation) -> list[SSAValue]:
     """The operands whose text appears in `op`'s (the zero of an integer negation does not)."""
-    if isinstance(op, d.ReadOp) or op.name == "arith.constant":
+    if isinstance(op, (d.ReadOp, d.ValueOp)) or op.name == "arith.constant":
         return []
     if op.name == "arith.negf":
         return [op.operands[0]]
@@ -224,6 +226,8 @@ def _combine(op: Operation, args: list[_Text]) -> _Text:
     name = op.name
     if isinstance(op, d.ReadOp):
         return _Text([f"{op.tensor.data}[{', '.join(op.index_exprs)}]"], _ATOM)
+    if isinstance(op, d.ValueOp):
+        return _Text([op.ref.data], _ATOM)
     if name == "arith.constant":
         return _constant(op)
     if name == "arith.negf" or _is_int_negation(op):
@@ -312,6 +316,10 @@ def format_size(op: d.SizeOp) -> str:
 
 def format_tensor(op: d.TensorOp) -> str:
     return f"tensor {op.sym_name.data} : {op.dtype.data}[{', '.join(op.shape_exprs)}] {op.role.data}"
+
+
+def format_scalar(op: d.ScalarOp) -> str:
+    return f"scalar {op.sym_name.data} : {op.dtype.data} {op.role.data}"
 
 
 def format_layout(op: d.LayoutOp) -> str:
@@ -552,6 +560,8 @@ def _category(op: Operation) -> str:
         return "hardware"
     if isinstance(op, d.ASSUME_OPS):
         return "assume"
+    if isinstance(op, d.ScalarOp):
+        return d.TensorOp.name  # declarations together
     return op.name
 
 
@@ -585,6 +595,8 @@ def _group(w: _Writer, group: list[Operation], indent: str) -> None:
         w.piece(indent, f"doc {escape_string(op.text.data)}", op)
     elif isinstance(op, d.TensorOp):
         w.piece(indent, format_tensor(op), op)
+    elif isinstance(op, d.ScalarOp):
+        w.piece(indent, format_scalar(op), op)
     elif isinstance(op, d.StmtOp):
         w.piece(indent, format_statement(op), op)
     elif isinstance(op, d.NamedOp):

@@ -38,7 +38,7 @@ from irkit.backends.c_syntax import comment as _comment
 from irkit.backends.runner import DEFAULT_ALIGN, NUMPY_DTYPES, inverse, resolve_sizes, tensor_shape
 from irkit.backends.target import target
 from irkit.diagnostics import Diagnostic, DiagnosticError
-from irkit.kernel_abi import TensorArg, find_kernels, kernel_args
+from irkit.kernel_abi import TensorArg, find_kernels, kernel_args, kernel_scalars
 
 ASAN_FLAGS = ["-fsanitize=address", "-fno-omit-frame-pointer", "-g", "-O1", "-fopenmp"]
 RUN_TIMEOUT = 300  # seconds
@@ -73,6 +73,9 @@ _VALUE = {
     "i32": "(int32_t)(irkit_mix((seed << 40) ^ (uint64_t)i) >> 60) - 8",
 }
 _POISON = {"f32": "NAN", "f64": "NAN", "i32": "0x5A5A5A5A"}
+# What the harness passes for a scalar (by value): positive, as scale factors and epsilons are.
+SCALAR_VALUE = {"f32": 1.25, "f64": 1.25, "i32": 3}
+_SCALAR_TEXT = {"f32": "1.25f", "f64": "1.25", "i32": "3"}
 
 
 def _support(dtype: str, role: str) -> str:
@@ -114,10 +117,13 @@ def emit_harness(module: ModuleOp, kernel_name: str | None, sizes: dict[str, int
     resolved = resolve_sizes(kernel, sizes)
     size_args, tensors = kernel_args(kernel)
     by_value = {t.value: t for t in tensors}
+    scalars = {sc.value: sc for sc in kernel_scalars(kernel)}
     at = ", ".join(f"{k}={v}" for k, v in resolved.items())
     proto: list[str] = []
     for arg in kernel.body.block.args:
-        if arg in by_value:
+        if arg in scalars:
+            proto.append(f"const {_CTYPES[scalars[arg].dtype]}")
+        elif arg in by_value:
             t = by_value[arg]
             proto.append(f"{'const ' if t.role == 'input' else ''}{c_type(t.memref.element_type)} *")
         else:
@@ -149,6 +155,9 @@ def emit_harness(module: ModuleOp, kernel_name: str | None, sizes: dict[str, int
         buffers[t.name] = var
     call: list[str] = []
     for position, arg in enumerate(kernel.body.block.args):
+        if arg in scalars:
+            call.append(_SCALAR_TEXT[scalars[arg].dtype])
+            continue
         if arg not in by_value:
             call.append(next(s.name for s in size_args if s.value is arg))
             continue
@@ -182,6 +191,9 @@ def fill_values(kernel: func.FuncOp, tensor: str, sizes: dict[str, int] | None =
     """The values the harness puts in input `tensor`, as an array of its logical shape and layout."""
     resolved = resolve_sizes(kernel, sizes)
     size_args, tensors = kernel_args(kernel)
+    scalar = next((sc for sc in kernel_scalars(kernel) if sc.name == tensor), None)
+    if scalar is not None:
+        return np.asarray(SCALAR_VALUE[scalar.dtype], dtype=NUMPY_DTYPES[scalar.dtype])
     args = list(kernel.body.block.args)
     t: TensorArg = next(x for x in tensors if x.name == tensor)
     seed = args.index(t.value) + 1

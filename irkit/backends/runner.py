@@ -30,7 +30,7 @@ from xdsl.dialects.builtin import DictionaryAttr, FileLineColLoc, IntegerAttr, M
 
 from irkit.backends.c import c_symbol, emit_c
 from irkit.diagnostics import Diagnostic, DiagnosticError
-from irkit.kernel_abi import SizeArg, TensorArg, find_kernels, kernel_args
+from irkit.kernel_abi import SizeArg, TensorArg, find_kernels, kernel_args, kernel_scalars
 from irkit.sizes import SizeError, TensorShape, raise_if, size_problems
 
 NUMPY_DTYPES: dict[str, type[np.generic]] = {"f32": np.float32, "f64": np.float64, "i32": np.int32}
@@ -56,6 +56,15 @@ def argument_error(kernel: func.FuncOp, messages: list[str]) -> KernelArgumentEr
     file, line, col = _kernel_file(kernel)
     name = kernel.sym_name.data
     return KernelArgumentError([Diagnostic("error", f"kernel '{name}': {m}", file, line, col) for m in messages])
+
+
+_CTYPES = {"f32": ctypes.c_float, "f64": ctypes.c_double, "i32": ctypes.c_int32}
+
+
+def _describe(value: object) -> str:
+    if isinstance(value, np.ndarray):
+        return f"an array of shape {value.shape} ({value.dtype})"
+    return type(value).__name__
 
 
 def inverse(order: list[int]) -> list[int]:
@@ -146,17 +155,22 @@ class CompiledKernel:
         self.kernel = kernel
         self.name = kernel.sym_name.data
         self.size_args, self.tensor_args = kernel_args(kernel)
+        self.scalar_args = kernel_scalars(kernel)
         self.library = library if isinstance(library, ctypes.CDLL) else ctypes.CDLL(str(library))
         try:
             self.fn = getattr(self.library, c_symbol(self.name))
         except AttributeError:
             raise argument_error(kernel, [f"the library has no function {c_symbol(self.name)}"]) from None
         self.fn.restype = None
+        scalar_types = {s.value: _CTYPES[s.dtype] for s in self.scalar_args}
         self.fn.argtypes = [
-            ctypes.c_int64 if arg in {s.value for s in self.size_args} else ctypes.c_void_p
+            ctypes.c_int64
+            if arg in {s.value for s in self.size_args}
+            else scalar_types.get(arg, ctypes.c_void_p)
             for arg in kernel.body.block.args
         ]
         self.tensors = {t.name: t for t in self.tensor_args}
+        self.scalars = {s.name: s for s in self.scalar_args}
 
     @classmethod
     def build(cls, module: ModuleOp, kernel_name: str | None = None, cflags: list[str] | None = None):
@@ -201,8 +215,15 @@ class CompiledKernel:
     def check(self, arrays: Mapping[str, object], sizes: Mapping[str, int]) -> None:
         problems: list[str] = []
         for name in arrays:
-            if name not in self.tensors:
-                problems.append(f"unknown tensor '{name}' (the kernel takes {', '.join(self.tensors)})")
+            if name not in self.tensors and name not in self.scalars:
+                takes = ", ".join([*self.tensors, *self.scalars])
+                problems.append(f"unknown tensor '{name}' (the kernel takes {takes})")
+        for sc in self.scalar_args:
+            value = arrays.get(sc.name)
+            if value is None:
+                problems.append(f"no value for scalar '{sc.name}' ({sc.dtype})")
+            elif np.ndim(value) != 0 or np.asarray(value).dtype.kind not in ("iu" if sc.dtype == "i32" else "iuf"):
+                problems.append(f"scalar '{sc.name}': expected one {sc.dtype} number, got {_describe(value)}")
         present: list[tuple[TensorArg, np.ndarray]] = []
         for t in self.tensor_args:
             arr = arrays.get(t.name)
@@ -256,9 +277,13 @@ class CompiledKernel:
         args: list[object] = []
         sizes_by_value = {s.value: s.name for s in self.size_args}
         tensors_by_value = {t.value: t.name for t in self.tensor_args}
+        scalars_by_value = {s.value: s for s in self.scalar_args}
         for arg in self.kernel.body.block.args:
             if arg in sizes_by_value:
                 args.append(resolved[sizes_by_value[arg]])
+            elif arg in scalars_by_value:
+                sc = scalars_by_value[arg]
+                args.append(np.asarray(arrays[sc.name]).astype(NUMPY_DTYPES[sc.dtype]).item())
             else:
                 args.append(arrays[tensors_by_value[arg]].ctypes.data)
         self.fn(*args)

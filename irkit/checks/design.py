@@ -95,6 +95,8 @@ class DesignChecker:
         self.diags: list[Diagnostic] = []
         self.sizes: dict[str, d.SizeOp] = {}
         self.tensors: dict[str, d.TensorOp] = {}
+        self.scalars: dict[str, d.ScalarOp] = {}
+        self.scalar_readers: set[str] = set()
         self.shapes: dict[str, list[Expr] | None] = {}
         self.stages: dict[str, Stage] = {}
         self.order: list[Stage] = []
@@ -169,6 +171,26 @@ class DesignChecker:
             self.tensors[name] = op
             self.c_name(name, "tensor" if op.role.data != "temp" else "temporary", op, name)
             self.shapes[name] = self.shape_of(op)
+        for op in ops:
+            if isinstance(op, d.ScalarOp):
+                self.scalar(op)
+
+    def scalar(self, op: d.ScalarOp) -> None:
+        name = op.sym_name.data
+        first = self.scalars.get(name) or self.tensors.get(name) or self.sizes.get(name)
+        if first is not None:
+            what = "a scalar" if name in self.scalars else "a tensor" if name in self.tensors else "a size"
+            self.error(f"'{name}' is declared twice (first as {what}, at line {line_of(first)})", op, name)
+            return
+        if op.role.data != "input":
+            self.error(
+                f"scalar '{name}' is {op.role.data}, but a scalar is an input: its value is passed to the kernel "
+                f"(a computed value is a tensor: tensor {name} : {op.dtype.data}[1] {op.role.data})",
+                op,
+                op.role.data,
+            )
+        self.scalars[name] = op
+        self.c_name(name, "scalar", op, name)
 
     def shape_of(self, op: d.TensorOp) -> list[Expr] | None:
         shape: list[Expr] = []
@@ -337,6 +359,7 @@ class DesignChecker:
             for pos, idx in enumerate(indices):
                 if isinstance(idx, Var):
                     extents.setdefault(idx.name, []).append((shape[pos], f"dimension {pos + 1} of '{name}'", read))
+        self.values(op, stmt_dtype)
         stage.extents = {var: uses[0][0] for var, uses in extents.items()}
         facts = self.statement_facts(extents)
         self.bind_variables(op, stage, lhs_vars, accesses, extents, facts)
@@ -346,6 +369,40 @@ class DesignChecker:
         self.order.append(stage)
         for name in dict.fromkeys(stage.reads):
             self.read_by.setdefault(name, []).append(stage)
+
+    def values(self, op: d.StmtOp, stmt_dtype: str | None) -> None:
+        """Scalars and sizes read by name: declared, and a scalar of the statement's type."""
+        reported: set[str] = set()
+        for value in op.body.walk():
+            if not isinstance(value, d.ValueOp) or value.ref.data in reported:
+                continue
+            name = value.ref.data
+            if name in self.sizes:
+                continue  # a size converts to the statement's type
+            scalar = self.scalars.get(name)
+            if scalar is None:
+                reported.add(name)
+                if name in self.tensors:
+                    self.error(f"'{name}' is a tensor: read its elements as {name}[indices]", value, name)
+                    continue
+                known = list(self.scalars) + list(self.sizes) + list(self.tensors)
+                self.error(
+                    f"'{name}' is not a value here: a statement reads tensor elements (A[i, j]), scalars and sizes "
+                    "(declared with 'scalar NAME : f32 input' and in 'sizes { ... }') and constants"
+                    + suggest(name, known),
+                    value,
+                    name,
+                )
+                continue
+            self.scalar_readers.add(name)
+            if stmt_dtype is not None and scalar.dtype.data != stmt_dtype:
+                reported.add(name)
+                self.error(
+                    f"scalar '{name}' is {scalar.dtype.data} but the statement computes {stmt_dtype} "
+                    f"('{op.target.data}'); irkit does not convert types implicitly",
+                    value,
+                    name,
+                )
 
     def statement_facts(self, extents: Extents) -> Facts:
         """The sizes' facts and, for every loop of the statement, its range (from its first use)."""
@@ -718,6 +775,9 @@ class DesignChecker:
 
     def usage(self) -> None:
         position = {id(stage): i for i, stage in enumerate(self.order)}
+        for name, scalar in self.scalars.items():
+            if name not in self.scalar_readers:
+                self.warning(f"scalar '{name}' is never read", scalar, name)
         for name, tensor in self.tensors.items():
             role = tensor.role.data
             readers = self.read_by.get(name, [])

@@ -96,7 +96,7 @@ from xdsl.ir import Operation, SSAValue
 
 from irkit.diagnostics import DiagnosticError
 from irkit.dialects import design as d
-from irkit.kernel_abi import find_kernels, kernel_args
+from irkit.kernel_abi import find_kernels, kernel_args, kernel_scalars
 from irkit.oracle import PLUGIN_MARK, ReferenceEvalError
 
 __all__ = [
@@ -148,7 +148,8 @@ def _kernel_level(kernel: func.FuncOp) -> Program:
         sizes, tensors = kernel_args(kernel)
     except (DiagnosticError, KeyError, AttributeError, IndexError, ValueError):
         sizes, tensors = [], []
-    if len(sizes) + len(tensors) != len(kernel.body.block.args) or not tensors:
+    scalars = kernel_scalars(kernel) if tensors else []
+    if len(sizes) + len(tensors) + len(scalars) != len(kernel.body.block.args) or not tensors:
         return Program(None, reason=f"@{kernel.sym_name.data} is not an irkit kernel (no irkit.name/irkit.role)")
     names = {op.name.split(".", 1)[0] for op in kernel.walk()}
     if "tensorop" in names and "loop" in names:
@@ -340,6 +341,10 @@ for arg in spec["args"]:
     if arg["kind"] == "size":
         args.append(ctypes.c_int64(arg["value"]))
         continue
+    if arg["kind"] == "scalar":  # passed by value
+        value = data[arg["name"]].item()
+        args.append({"f32": ctypes.c_float, "f64": ctypes.c_double, "i32": ctypes.c_int32}[arg["dtype"]](value))
+        continue
     buf = aligned(arg["shape"], arg["dtype"], arg["align"])
     if arg["role"] == "input":
         buf[...] = data[arg["name"]]
@@ -361,6 +366,7 @@ def _child_spec(kernel: func.FuncOp, library: Path, sizes: Mapping[str, int], wo
     size_args, tensor_args = kernel_args(kernel)
     symbols = [sizes[s.name] for s in size_args]
     by_value: dict[SSAValue, dict] = {s.value: {"kind": "size", "value": int(sizes[s.name])} for s in size_args}
+    by_value |= {sc.value: {"kind": "scalar", "name": sc.name, "dtype": sc.dtype} for sc in kernel_scalars(kernel)}
     for t in tensor_args:
         shape = [int(n) for n in t.shape.eval([], symbols)]
         by_value[t.value] = {
@@ -409,6 +415,7 @@ def run_compiled(
         stored = {
             t.name: np.array(np.transpose(inputs[t.name], t.order), order="C") for t in tensor_args if t.role == "input"
         }
+        stored |= {sc.name: np.asarray(inputs[sc.name]) for sc in kernel_scalars(kernel)}
         np.savez(workdir / "inputs.npz", **stored)
         (workdir / "spec.json").write_text(json.dumps(spec))
         try:

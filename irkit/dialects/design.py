@@ -178,6 +178,28 @@ class TensorOp(IRDLOperation):
         _check_affine_list(f"shape of '{self.sym_name.data}'", self.shape_exprs)
 
 
+@irdl_op_definition
+class ScalarOp(IRDLOperation):
+    """`scalar alpha : f32 input`: one value passed to the kernel by value, read as `alpha`."""
+
+    name = "design.scalar"
+    sym_name = prop_def(StringAttr)
+    dtype = prop_def(StringAttr)
+    role = prop_def(StringAttr)
+    assembly_format = "$sym_name `:` $dtype $role attr-dict"
+
+    def __init__(self, sym_name: str, dtype: str, role: str):
+        super().__init__(
+            properties={"sym_name": StringAttr(sym_name), "dtype": StringAttr(dtype), "role": StringAttr(role)}
+        )
+
+    def verify_(self) -> None:
+        if self.dtype.data not in DTYPES:
+            raise VerifyException(f"element type must be one of {', '.join(DTYPES)}, got '{self.dtype.data}'")
+        if self.role.data not in ROLES:
+            raise VerifyException(f"role must be one of {', '.join(ROLES)}, got '{self.role.data}'")
+
+
 # --- statements --------------------------------------------------------------
 
 
@@ -218,6 +240,20 @@ class ReadOp(IRDLOperation):
         if not self.indices.data:
             raise VerifyException(f"read of '{self.tensor.data}' has no indices")
         _check_affine_list(f"index of '{self.tensor.data}'", self.index_exprs)
+
+
+@irdl_op_definition
+class ValueOp(IRDLOperation):
+    """`alpha` or `N` on the right of a statement: a scalar's value, or a size's value
+    converted to the statement's element type (`X[i] / N`)."""
+
+    name = "design.value"
+    ref = prop_def(StringAttr)
+    result = result_def()
+    assembly_format = "$ref attr-dict `:` type($result)"
+
+    def __init__(self, ref: str, result_type: Attribute):
+        super().__init__(properties={"ref": StringAttr(ref)}, result_types=[result_type])
 
 
 @irdl_op_definition
@@ -575,8 +611,10 @@ Design = Dialect(
         DocOp,
         SizeOp,
         TensorOp,
+        ScalarOp,
         StmtOp,
         ReadOp,
+        ValueOp,
         YieldOp,
         NamedOp,
         LayoutOp,

@@ -138,6 +138,9 @@ class DesignBuilder:
             return [self.size(s) for s in node.children if isinstance(s, Tree)]
         if kind == "tensor":
             return [self.tensor(node)]
+        if kind == "scalar":
+            name, dtype, role = node.children
+            return [self.located(d.ScalarOp(str(name), str(dtype), str(role)), node)]
         if kind == "index_stmt":
             return [self.index_stmt(node)]
         if kind == "named_stmt":
@@ -287,13 +290,8 @@ class DesignBuilder:
             if is_float(etype):
                 return add(arith.CmpfOp(args[0], args[1], _CMPF[op_text]), node)
             return add(arith.CmpiOp(args[0], args[1], _CMPI[op_text]), node)
-        if kind == "bare_name":
-            name = str(node.children[0])
-            self.report(
-                f"'{name}' is not a value here: a statement reads tensor elements as {name}[indices] and constants",
-                node,
-            )
-            return self.zero(block, etype, node)
+        if kind == "bare_name":  # a scalar or a size; the checker judges the name
+            return add(d.ValueOp(str(node.children[0]), etype), node)
         raise AssertionError(f"expression rule without a builder: {kind}")
 
     def zero(self, block: Block, etype: Attribute, where: Tree | Token) -> SSAValue:

@@ -204,7 +204,7 @@ class _Piece:
     key: tuple[Operation, Role]
 
 
-_ONE_LINE_ITEMS = frozenset({"doc", "tensor", "index_stmt", "named_stmt", "hardware_ref", "metric"})
+_ONE_LINE_ITEMS = frozenset({"doc", "tensor", "scalar", "index_stmt", "named_stmt", "hardware_ref", "metric"})
 _GROUPS = frozenset({"sizes", "layout", "assume"})
 
 

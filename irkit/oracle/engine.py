@@ -174,6 +174,7 @@ class _Body:
     leaves: dict[SSAValue, int]
     result: SSAValue
     out_leaf: SSAValue | None = None  # stands for the current output element (tensorop bodies)
+    outer: Mapping[SSAValue, np.ndarray] = field(default_factory=dict)  # values from above: scalars, sizes
 
     def run(self, reads: Callable[[int], np.ndarray], out_value: Callable[[], np.ndarray] | None = None) -> np.ndarray:
         env: dict[SSAValue, np.ndarray] = {}
@@ -185,6 +186,8 @@ class _Body:
                 env[v] = reads(self.leaves[v])
             elif v is self.out_leaf and out_value is not None:
                 env[v] = out_value()
+            elif v in self.outer:
+                env[v] = self.outer[v]
             else:
                 raise ReferenceEvalError(f"a body uses {v}, which it does not define")
             return env[v]

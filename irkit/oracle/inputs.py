@@ -13,7 +13,7 @@ from xdsl.dialects.builtin import (
 
 from irkit.affine_text import evaluate, parse_affine
 from irkit.dialects import design as d
-from irkit.kernel_abi import find_kernels, kernel_args
+from irkit.kernel_abi import find_kernels, kernel_args, kernel_scalars
 from irkit.oracle.common import NUMPY_DTYPES, ReferenceEvalError
 
 # --- sizes and inputs ------------------------------------------------------------------
@@ -108,6 +108,8 @@ def _design_tensors(design: d.DesignOp, sizes: dict[str, int]) -> dict[str, _Ten
             name = op.sym_name.data
             shape = tuple(_shape_value(name, e, sizes) for e in op.shape_exprs)
             out[name] = _TensorDecl(name, op.dtype.data, op.role.data, shape)
+        elif isinstance(op, d.ScalarOp):  # a value: a 0-d array
+            out[op.sym_name.data] = _TensorDecl(op.sym_name.data, op.dtype.data, op.role.data, ())
     return out
 
 
@@ -130,6 +132,8 @@ def _kernel_tensors(kernel: func.FuncOp, sizes: dict[str, int]) -> tuple[list, d
         if any(n <= 0 for n in shape):
             raise ReferenceEvalError(f"shape of '{arg.name}' is {shape} with these sizes; dimensions must be positive")
         decls[arg.name] = _TensorDecl(arg.name, arg.dtype, arg.role, shape)
+    for scalar in kernel_scalars(kernel):
+        decls[scalar.name] = _TensorDecl(scalar.name, scalar.dtype, "input", ())
     return tensor_args, decls
 
 
@@ -139,7 +143,8 @@ def random_inputs(
     """Random values for every input tensor, in declaration order from one seeded generator.
 
     `f32`/`f64`: uniform in [-1, 1); `i32`: integers in [-8, 8].  Arrays are
-    row-major of the logical shape.
+    row-major of the logical shape.  A scalar is a 0-d array, positive as
+    scale factors and epsilons are: uniform in [0.5, 1.5), or 1 to 8.
     """
     sizes = resolve_sizes(obj, sizes)
     if _is_kernel(obj):
@@ -150,6 +155,10 @@ def random_inputs(
     out: dict[str, np.ndarray] = {}
     for decl in decls.values():
         if decl.role != "input":
+            continue
+        if decl.shape == ():
+            value = rng.integers(1, 9) if decl.dtype == "i32" else rng.random() + 0.5
+            out[decl.name] = np.asarray(value, dtype=NUMPY_DTYPES[decl.dtype])
             continue
         if decl.dtype == "i32":
             out[decl.name] = rng.integers(-8, 9, size=decl.shape, dtype=np.int32)

@@ -19,7 +19,7 @@ from irkit.affine.printer import TEXT_TREE
 from irkit.affine_text import Var, names_in, parse_affine
 from irkit.dialects import design as d
 from irkit.dialects import tensorop as t
-from irkit.kernel_abi import kernel_args
+from irkit.kernel_abi import kernel_args, kernel_scalars
 from irkit.named_ops import get_named_op, param_value
 from irkit.oracle.common import NUMPY_DTYPES, ReferenceEvalError
 from irkit.oracle.engine import _Access, _Body, _Nest, _np_dtype, run_nest
@@ -80,14 +80,19 @@ def _stmt_domain(stmt: d.StmtOp, shapes: Mapping[str, tuple[int, ...]]) -> tuple
     return loops, extents, len(lhs)
 
 
-def _stmt_nest(stmt: d.StmtOp, arrays: Mapping[str, np.ndarray], out: np.ndarray) -> _Nest:
+def _stmt_nest(
+    stmt: d.StmtOp, arrays: Mapping[str, np.ndarray], out: np.ndarray, sizes: Mapping[str, int] | None = None
+) -> _Nest:
     target = stmt.target.data
     shapes = {name: a.shape for name, a in arrays.items()}
     shapes[target] = out.shape
     loops, extents, n_lhs = _stmt_domain(stmt, shapes)
-    reads = [op for op in stmt.body.block.ops if isinstance(op, d.ReadOp)]
+    reads = [op for op in stmt.body.block.ops if isinstance(op, (d.ReadOp, d.ValueOp))]
     accesses = []
     for read in reads:
+        if isinstance(read, d.ValueOp):  # a scalar, or a size in the statement's type: a 0-d read
+            accesses.append(_Access(read.ref.data, _named_value(read, arrays, sizes or {}), []))
+            continue
         name = read.tensor.data
         if name not in arrays:
             raise ReferenceEvalError(f"stage '{target}' reads '{name}' before any statement writes it")
@@ -100,7 +105,7 @@ def _stmt_nest(stmt: d.StmtOp, arrays: Mapping[str, np.ndarray], out: np.ndarray
     terminator = block_ops[-1]
     assert isinstance(terminator, d.YieldOp)
     body = _Body(
-        [op for op in block_ops if not isinstance(op, (d.ReadOp, d.YieldOp))],
+        [op for op in block_ops if not isinstance(op, (d.ReadOp, d.ValueOp, d.YieldOp))],
         {r.result: k for k, r in enumerate(reads)},
         terminator.value,
     )
@@ -108,6 +113,16 @@ def _stmt_nest(stmt: d.StmtOp, arrays: Mapping[str, np.ndarray], out: np.ndarray
     return _Nest(
         target, loops, extents, [k < n_lhs for k in range(len(loops))], accesses, out, loops[:n_lhs], body, combine
     )
+
+
+def _named_value(op: d.ValueOp, arrays: Mapping[str, np.ndarray], sizes: Mapping[str, int]) -> np.ndarray:
+    name = op.ref.data
+    dt = _np_dtype(op.result.type)
+    if name in sizes:
+        return np.asarray(sizes[name]).astype(dt)  # rounded to nearest, as C's conversion
+    if name in arrays and arrays[name].ndim == 0:
+        return arrays[name]
+    raise ReferenceEvalError(f"'{name}' is neither a scalar input nor a size")
 
 
 def _start_value(kind: str, dt: np.dtype) -> object:
@@ -180,7 +195,7 @@ def evaluate_design(
                 out = pool.take(decl)  # uninitialised: `=` writes every element
                 if op.kind.data != "=":
                     out.fill(_start_value(op.kind.data, dt))
-                run_nest(_stmt_nest(op, arrays, out))
+                run_nest(_stmt_nest(op, arrays, out, sizes))
             else:
                 missing = [n for n in op.operand_names if n not in arrays]
                 if missing:
@@ -206,7 +221,11 @@ def evaluate_design(
 
 
 def _generic_nest(
-    op: t.GenericOp, buffers: Mapping[SSAValue, np.ndarray], names: Mapping[SSAValue, str], symbols: list[int]
+    op: t.GenericOp,
+    buffers: Mapping[SSAValue, np.ndarray],
+    names: Mapping[SSAValue, str],
+    symbols: list[int],
+    outer: Mapping[SSAValue, np.ndarray] | None = None,
 ) -> _Nest:
     stage = op.stage.data
     n_loops = len(op.domain.data.results)
@@ -238,6 +257,7 @@ def _generic_nest(
         {a: k for k, a in enumerate(args[:-1])},
         terminator.values[0],
         out_leaf,
+        outer or {},
     )
     parallel = [kind == t.PARALLEL for kind in op.iterator_kinds]
     combine = "assign"
@@ -259,7 +279,7 @@ def _generic_nest(
             other = b if a is out_leaf else a if b is out_leaf else None
             if other is not None and not body.depends_on(other, out_leaf):
                 combine = kinds[owner.name]
-                body = _Body([o for o in body.ops if o is not owner], body.leaves, other, out_leaf)
+                body = _Body([o for o in body.ops if o is not owner], body.leaves, other, out_leaf, body.outer)
     labels = [n.data for n in op.loop_names.data]
     return _Nest(
         stage,
@@ -301,6 +321,8 @@ def evaluate_tensorop(
     tensor_args, decls = _kernel_tensors(kernel, sizes)
     bound = _bind_inputs(decls, inputs)
     ints: dict[SSAValue, int] = {s.value: sizes[s.name] for s in size_args}
+    outer: dict[SSAValue, np.ndarray] = {s.value: np.asarray(sizes[s.name], dtype=np.int64) for s in size_args}
+    outer.update((s.value, bound[s.name]) for s in kernel_scalars(kernel))
     buffers: dict[SSAValue, np.ndarray] = {}
     names: dict[SSAValue, str] = {}
     result: dict[str, np.ndarray] = {}
@@ -335,7 +357,7 @@ def evaluate_tensorop(
                     raise ReferenceEvalError(f"stage '{op.stage.data}': fill value {value} is not a number")
                 target[...] = np.asarray(value.value.data).astype(target.dtype)
             elif isinstance(op, t.GenericOp):
-                run_nest(_generic_nest(op, buffers, names, symbols_of(op, op.sizes)))
+                run_nest(_generic_nest(op, buffers, names, symbols_of(op, op.sizes), outer))
             elif isinstance(op, t.NamedTensorOp):
                 name = op.name.removeprefix("tensorop.")
                 out = buffers[op.outs[0]]

@@ -66,7 +66,7 @@ from xdsl.ir.affine import (
 
 from irkit.affine.printer import PYTHON
 from irkit.dialects.loop import AllocOp, ForOp, FreeOp, LoadOp, LocalOp, StoreOp, enclosing_loops
-from irkit.kernel_abi import find_kernels, kernel_args
+from irkit.kernel_abi import find_kernels, kernel_args, kernel_scalars
 from irkit.oracle.common import ReferenceEvalError, numpy_dtype
 from irkit.oracle.inputs import resolve_sizes
 
@@ -595,12 +595,18 @@ def run_loop_kernel(
         raise UnsupportedIR(f"@{kernel.sym_name.data} is not an irkit kernel (argument attributes: {exc})") from None
     values = resolve_sizes(kernel, sizes)
     symbols = [values[s.name] for s in size_args]
-    unknown = [n for n in inputs if n not in {t.name for t in tensor_args if t.role == "input"}]
+    scalars = kernel_scalars(kernel)
+    input_names = {t.name for t in tensor_args if t.role == "input"} | {sc.name for sc in scalars}
+    unknown = [n for n in inputs if n not in input_names]
     if unknown:
         raise LoopInterpError(f"'{unknown[0]}' is not an input tensor of @{kernel.sym_name.data}")
     budget = [max_iterations]
     compiler = _Compiler(budget)
     bound: dict[SSAValue, object] = {s.value: values[s.name] for s in size_args}
+    for sc in scalars:  # passed by value: one number of the scalar's type
+        if sc.name not in inputs:
+            raise LoopInterpError(f"no value given for scalar '{sc.name}'")
+        bound[sc.value] = np.asarray(inputs[sc.name]).astype(element_dtype(sc.value.type))[()]
     outputs: dict[str, np.ndarray] = {}
     for t in tensor_args:
         shape = tuple(int(n) for n in t.shape.eval([], symbols))

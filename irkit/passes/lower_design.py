@@ -139,6 +139,7 @@ class Lowering:
         self.size_ops = [op for op in ops if isinstance(op, d.SizeOp)]
         self.size_names = [op.sym_name.data for op in self.size_ops]
         self.tensor_ops = {op.sym_name.data: op for op in ops if isinstance(op, d.TensorOp)}
+        self.scalar_ops = {op.sym_name.data: op for op in ops if isinstance(op, d.ScalarOp)}
         self.layouts = {op.tensor.data: op for op in ops if isinstance(op, d.LayoutOp)}
         self.schedules = {op.stage.data: op for op in ops if isinstance(op, d.ScheduleOp)}
         self.aligned = {op.tensor.data: op.alignment.value.data for op in ops if isinstance(op, d.AssumeAlignedOp)}
@@ -165,28 +166,32 @@ class Lowering:
         ]
         return max(values) if values else None
 
+    def argument(self, op: d.TensorOp | d.ScalarOp) -> tuple:
+        """A `kernel_function` row: a tensor's shape, layout and alignment, or a scalar (no shape)."""
+        name = op.sym_name.data
+        if isinstance(op, d.ScalarOp):
+            return (name, op.dtype.data, op.role.data, None, None, None)
+        return (name, op.dtype.data, op.role.data, self.shape_map(name), self.order(name), self.align(name))
+
     def run(self) -> func.FuncOp:
-        args = [(n, op.sym_name.data) for n, op in self.tensor_ops.items() if op.role.data != "temp"]
+        args = [
+            op for op in self.ops if isinstance(op, (d.TensorOp, d.ScalarOp)) and op.role.data != "temp"
+        ]
         kernel = kernel_function(
             self.design.design_name,
             [(op.sym_name.data, op.default.value.data if op.default else None) for op in self.size_ops],
-            [
-                (
-                    name,
-                    self.tensor_ops[name].dtype.data,
-                    self.tensor_ops[name].role.data,
-                    self.shape_map(name),
-                    self.order(name),
-                    self.align(name),
-                )
-                for name, _ in args
-            ],
+            [self.argument(op) for op in args],
         )
         kernel.location = self.design.location
         block = kernel.body.block
         n_sizes = len(self.size_names)
         self.sizes = list(block.args[:n_sizes])
-        self.buffers: dict[str, SSAValue] = {name: arg for (name, _), arg in zip(args, block.args[n_sizes:])}
+        self.buffers: dict[str, SSAValue] = {
+            op.sym_name.data: arg for op, arg in zip(args, block.args[n_sizes:]) if isinstance(op, d.TensorOp)
+        }
+        self.scalars: dict[str, SSAValue] = {
+            op.sym_name.data: arg for op, arg in zip(args, block.args[n_sizes:]) if isinstance(op, d.ScalarOp)
+        }
         for name, op in self.tensor_ops.items():
             if op.role.data != "temp":
                 continue
@@ -258,6 +263,9 @@ class Lowering:
         for op in stmt.body.block.ops:
             if isinstance(op, d.ReadOp):
                 continue
+            if isinstance(op, d.ValueOp):
+                values[op.result] = self.value(op, block)
+                continue
             if isinstance(op, d.YieldOp):
                 result = values[op.value]
                 continue
@@ -295,6 +303,24 @@ class Lowering:
         generic.location = stmt.location
         ops.append(generic)
         return ops
+
+    def value(self, op: d.ValueOp, block: Block) -> SSAValue:
+        """A scalar (its argument, read from above the loops) or a size converted to the statement's type."""
+        name = op.ref.data
+        if name in self.scalars:
+            return self.scalars[name]
+        if name not in self.size_names:
+            raise self.fail(f"'{name}' is neither a scalar nor a size (run check-design)", op)
+        size = self.sizes[self.size_names.index(name)]
+        etype = op.result.type
+        as_int = arith.IndexCastOp(size, etype if not is_float(etype) else i64)
+        converted: list[Operation] = [as_int]
+        if is_float(etype):
+            converted.append(arith.SIToFPOp(as_int.result, etype))
+        for new in converted:
+            new.location = op.location
+            block.add_op(new)
+        return converted[-1].results[0]
 
     # --- named statements ------------------------------------------------------
 

@@ -45,7 +45,7 @@ from irkit.affine.printer import affine_text
 from irkit.dialects import tensorop as t
 from irkit.directives import entry_of_row, record_of
 from irkit.directives.nest import Nest
-from irkit.kernel_abi import kernel_args, layout_order
+from irkit.kernel_abi import kernel_args, layout_order, scalar_of, size_of
 
 COMMUTATIVE = {"arith.addf", "arith.mulf", "arith.maximumf", "arith.minimumf", "arith.addi", "arith.muli",
                "arith.maxsi", "arith.minsi", "arith.maxnumf", "arith.minnumf"}  # fmt: skip
@@ -142,7 +142,9 @@ def _body_tree(op: t.GenericOp, operand_names: list[str], dims: list[str], syms:
             value = owner.value
             texts[v] = _number(value.value.data) if isinstance(value, FloatAttr | IntegerAttr) else str(value)
             continue
-        assert isinstance(owner, Operation)
+        if not isinstance(owner, Operation):  # a kernel argument read from above: a scalar or a size
+            texts[v] = scalar_of(v) or size_of(v) or "?"
+            continue
         if not ready:
             stack.append((v, True))
             stack.extend((x, False) for x in owner.operands if x not in texts)

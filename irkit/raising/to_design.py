@@ -22,7 +22,7 @@ from __future__ import annotations
 import itertools
 import math
 
-from xdsl.dialects import func
+from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DictionaryAttr,
@@ -39,7 +39,7 @@ from irkit.affine.printer import affine_text
 from irkit.dialects import design as d
 from irkit.dialects import tensorop as t
 from irkit.directives import directive_op, entry_of_row
-from irkit.kernel_abi import dtype_name, kernel_args, layout_order
+from irkit.kernel_abi import dtype_name, kernel_args, kernel_scalars, layout_order, scalar_of, size_of
 from irkit.named_ops import NAMED_OPS
 from irkit.raising.compare import WriteForm, _compare_pair, kernel_form
 from irkit.raising.loop_reader import RaiseError
@@ -96,6 +96,7 @@ class DesignBuilder:
         outputs = [x for x in self.tensors if x.role != "input"]
         for x in inputs:
             ops.append(self._tensor_decl(x.name))
+        ops += [d.ScalarOp(sc.name, sc.dtype, "input") for sc in kernel_scalars(self.kernel)]
         ops += [self._tensor_decl(name) for name in self.form.temps if name not in hidden]
         for x in outputs:
             ops.append(self._tensor_decl(x.name))
@@ -318,10 +319,26 @@ class DesignBuilder:
             block.add_op(read)
             values[arg] = read.results[0]
         result: SSAValue | None = None
+        converting: dict[SSAValue, str] = {}  # `arith.index_cast` of a size, before its `arith.sitofp`
         for body_op in op.body.block.ops:
             if isinstance(body_op, t.YieldOp):
                 result = body_op.operands[0]
                 break
+            named = self._named_value(body_op, converting)
+            if named is not None:
+                if named:
+                    value = d.ValueOp(named, body_op.results[0].type)
+                    block.add_op(value)
+                    values[body_op.results[0]] = value.result
+                continue
+            for x in body_op.operands:
+                if x in converting:
+                    raise RaiseError(f"cannot print the write to '{w.buffer}': size '{converting[x]}' is used as an integer index value", op)
+                name = scalar_of(x)
+                if name is not None and x not in values:
+                    value = d.ValueOp(name, x.type)
+                    block.add_op(value)
+                    values[x] = value.result
             if body_op is skip:
                 other = [x for x in body_op.operands if x is not out_arg]
                 values[body_op.results[0]] = values.get(other[0], other[0])
@@ -335,6 +352,21 @@ class DesignBuilder:
         assert result is not None
         block.add_op(d.YieldOp(values.get(result, result)))
         return d.StmtOp(w.buffer, lhs, ASSIGN[kind] if kind else "=", Region(block))
+
+    def _named_value(self, op: Operation, converting: dict[SSAValue, str]) -> str | None:
+        """A size read as a value: '' for its `index_cast` (held in `converting`), its name for the
+        op whose result is the value in the statement's type; None for any other op."""
+        if isinstance(op, arith.IndexCastOp):
+            size = size_of(op.input)
+            if size is None:
+                return None
+            if op.result.type == i64:
+                converting[op.result] = size
+                return ""
+            return size
+        if isinstance(op, arith.SIToFPOp) and op.input in converting:
+            return converting[op.input]
+        return None
 
     # ---- layout, schedule, hardware, assumptions ------------------------------------
 

@@ -208,7 +208,7 @@ def _tensor_op(
     if write.accumulator is not None:
         values[write.accumulator.results[0]] = body.args[-1]
     for op in write.body:
-        clone = op.clone(value_mapper=dict(values))
+        clone = op.clone(value_mapper={**remap, **values})  # scalars and sizes come from above
         body.add_op(clone)
         for old, new in zip(op.results, clone.results):
             values[old] = new

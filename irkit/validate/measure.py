@@ -97,10 +97,14 @@ def prepare(kernel, sizes: dict[str, int], inputs: dict[str, np.ndarray]) -> Pre
         arrays[t.name] = compiled.empty(t.name, resolved)
         if t.role == "input":
             arrays[t.name][...] = inputs[t.name]
+    scalars = getattr(compiled, "scalar_args", [])
+    for sc in scalars:
+        arrays[sc.name] = np.asarray(inputs[sc.name])
     compiled(arrays, resolved)  # one call with every argument checked
     try:
         values = {s.value: resolved[s.name] for s in compiled.size_args}
         values |= {t.value: arrays[t.name].ctypes.data for t in compiled.tensor_args}
+        values |= {sc.value: arrays[sc.name].item() for sc in scalars}
         args = [values[a] for a in compiled.kernel.body.block.args]
         fn = compiled.fn
 

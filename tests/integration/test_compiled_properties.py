@@ -1,5 +1,6 @@
 """Property: random elementwise and reduction statements over random shapes and
-layouts, compiled to C, agree with the numpy oracle."""
+layouts, reading tensors, a scalar and sizes as values, compiled to C, agree
+with the numpy oracle."""
 
 import numpy as np
 from hypothesis import HealthCheck, given, note, settings
@@ -24,8 +25,11 @@ def statement(draw):
     floats = dtype != "i32"
 
     def leaf():
-        if draw(st.integers(0, 4)) == 0:
+        choice = draw(st.integers(0, 6))
+        if choice == 0:
             return str(draw(st.sampled_from(["0.5", "2", "3"]) if floats else st.sampled_from(["2", "3", "7"])))
+        if choice == 1:  # a scalar passed by value, or a size read as a value
+            return draw(st.sampled_from(["s", "N", "M"]))
         name = draw(st.sampled_from(sorted(reads)))
         return f"{name}[{', '.join(reads[name])}]"
 
@@ -60,6 +64,7 @@ def document(dtype, kind, rhs, layouts):
   tensor v : {dtype}[M] input
   tensor b : {dtype}[N, K] input
   tensor c : {dtype}[K, M] input
+  scalar s : {dtype} input
   tensor out : {dtype}[N, M] output
   out[i, j] {kind} {rhs}
   layout {{ {layout} }}

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 KEYWORDS = frozenset(
     """
-    design doc sizes tensor f32 f64 i32 input output temp layout row_major col_major order align
+    design doc sizes tensor scalar f32 f64 i32 input output temp layout row_major col_major order align
     schedule split tile by reorder interchange parallel vectorize unroll unroll_jam pack at compute_at compute_root hardware
     cache dram assume aligned noalias relaxed_math metric max min exp sqrt select
     bits B KiB MiB GiB KB MB GB Hz kHz MHz GHz ns us cycles
@@ -138,7 +138,8 @@ int_numbers = st.integers(0, 2**31 - 1).map(str)
 def expression(readable: st.SearchStrategy[str], is_float: bool) -> st.SearchStrategy[Tokens]:
     """Token lists of a right-hand side; `exp`, `sqrt` and non-integer constants only if `is_float`."""
     number = float_numbers if is_float else int_numbers
-    base = st.one_of(access(readable), access(readable), number.map(lambda n: [n]))
+    # a bare name reads a scalar or a size (or is reported, when it is neither)
+    base = st.one_of(access(readable), access(readable), number.map(lambda n: [n]), readable.map(lambda n: [n]))
     functions = ["max", "min", "exp", "sqrt"] if is_float else ["max", "min"]
 
     def extend(children: st.SearchStrategy[Tokens]) -> st.SearchStrategy[Tokens]:
@@ -206,6 +207,12 @@ def tensor_item(draw, name: str, dtype: str) -> Tokens:
     dims = draw(st.lists(SHAPE_DIM, min_size=1, max_size=4))
     role = draw(st.sampled_from(["input", "output", "temp"]))
     return ["tensor", name, ":", dtype, "[", *comma_list(dims), "]", role]
+
+
+@st.composite
+def scalar_item(draw, name: str, dtype: str) -> Tokens:
+    role = draw(st.sampled_from(["input", "input", "input", "output", "temp"]))
+    return ["scalar", name, ":", dtype, role]
 
 
 @st.composite
@@ -409,6 +416,8 @@ def document_tokens(draw) -> Tokens:
             items.append(draw(sizes_item(chunk)))
     for name, dtype in tensors.items():
         items.append(draw(tensor_item(name, dtype)))
+    for name in draw(st.lists(names, max_size=2, unique=True)):
+        items.append(draw(scalar_item(name, draw(st.sampled_from(["f32", "f64", "i32"])))))
     for _ in range(draw(st.integers(0, 4))):
         maker = named_statement if draw(st.integers(0, 3)) == 0 else index_statement
         items.append(draw(maker(tensors)))

@@ -62,12 +62,13 @@ def test_exp_of_integer_is_reported():
 
 
 def test_unknown_function_and_bare_name():
-    doc = "design e { sizes { N = 4 } tensor a : f32[N] input tensor b : f32[N] output b[i] = tanh(a[i]) + N }"
+    doc = "design e { sizes { N = 4 } tensor a : f32[N] input tensor b : f32[N] output b[i] = tanh(a[i]) + n + a }"
     with pytest.raises(DiagnosticError) as info:
         parse_design(doc, "e.design")
     messages = [diag.message for diag in info.value.diagnostics]
     assert any("unknown function 'tanh'" in m for m in messages)
-    assert any("'N' is not a value here" in m for m in messages)
+    assert any("'n' is not a value here" in m and "did you mean 'N'" in m for m in messages), messages
+    assert any("'a' is a tensor: read its elements as a[indices]" in m for m in messages)
 
 
 def test_syntax_error_is_located_with_expectation():
