@@ -75,12 +75,12 @@ class Kernel:
 
     def inputs(self) -> list[str]:
         """The input tensors and scalars, by name, in argument order."""
-        names = {t.value: t.name for t in self.compiled.tensor_args if t.role == "input"}
+        names = {t.value: t.name for t in self.compiled.tensor_args if t.role in ("input", "inout")}
         names |= {s.value: s.name for s in self.compiled.scalar_args}
         return [names[a] for a in self.compiled.kernel.body.block.args if a in names]
 
     def outputs(self) -> list[str]:
-        return [t.name for t in self.compiled.tensor_args if t.role == "output"]
+        return [t.name for t in self.compiled.tensor_args if t.role in ("output", "inout")]
 
     def __call__(self, sizes: Mapping[str, int] | None = None, **arrays: np.ndarray) -> dict[str, np.ndarray]:
         """Run on the input arrays (by tensor name); returns the outputs by name."""

@@ -62,7 +62,9 @@ def work(module: ModuleOp, sizes: dict[str, int]) -> Work:
             flops += _named_flops(op, shapes)
         elif isinstance(op, d.StmtOp):
             flops += _stmt_flops(op, shapes)
-    nbytes = sum(prod(shapes[n]) * ITEMSIZE[t.dtype.data] for n, t in tensors.items() if t.role.data != "temp")
+    # compulsory traffic: inputs read, outputs written, in-out tensors both
+    passes = {"input": 1, "output": 1, "inout": 2}
+    nbytes = sum(prod(shapes[n]) * ITEMSIZE[t.dtype.data] * passes.get(t.role.data, 0) for n, t in tensors.items())
     return Work(flops, nbytes)
 
 

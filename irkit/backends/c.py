@@ -558,7 +558,7 @@ class KernelEmitter:
         for t in tensors:
             buf = self.make_buffer(t.name, t.memref, t.shape, list(size_names), k)
             buf.align = t.align
-            if t.role == "output":
+            if t.role in ("output", "inout"):
                 buf.elements = " * ".join(paren(self.affine.expr(e, [], size_names)) for e in t.shape.results) or "1"
             self.name_strides(buf)
             self.buffers[t.value] = buf
@@ -607,8 +607,8 @@ class KernelEmitter:
                 name = check_name(t.name, "tensor", k)
                 if not isinstance(arg.type, MemRefType) or arg.type.element_type not in DTYPE_OF.values():
                     raise self.fail(f"tensor '{name}': type {arg.type} is not a memref of f32, f64 or i32", k)
-                if t.role not in ("input", "output"):
-                    raise self.fail(f"tensor '{name}': role must be input or output, not '{t.role}'", k)
+                if t.role not in ("input", "output", "inout"):
+                    raise self.fail(f"tensor '{name}': role must be input, output or inout, not '{t.role}'", k)
                 self.values[arg] = name
                 ctype = c_type(t.memref.element_type)
                 params.append(self.lang.tensor_param(ctype or "", name, readonly=t.role == "input"))

@@ -269,7 +269,7 @@ def plan_stream(kernel: func.FuncOp, op: ForOp) -> StoreOp | None:
     if not isinstance(st.memref.type.element_type, Float32Type | Float64Type):  # type: ignore[attr-defined]
         return None
     _, tensors = kernel_args(kernel)
-    if not any(t.value is st.memref and t.role == "output" for t in tensors):
+    if not any(t.value is st.memref and t.role in ("output", "inout") for t in tensors):
         return None
     return st
 

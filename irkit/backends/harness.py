@@ -78,16 +78,28 @@ SCALAR_VALUE = {"f32": 1.25, "f64": 1.25, "i32": 3}
 _SCALAR_TEXT = {"f32": "1.25f", "f64": "1.25", "i32": "3"}
 
 
-def _support(dtype: str, role: str) -> str:
+def _support(dtype: str, role: str) -> list[str]:
+    """The helper functions a tensor of `role` needs: an in-out tensor is filled like an input
+    and summed like an output (each helper once, however many tensors use it)."""
     t = _CTYPES[dtype]
-    if role == "input":
-        return (
-            f"static void irkit_fill_{dtype}({t} *p, int64_t n, uint64_t seed)\n{{\n"
-            f"    for (int64_t i = 0; i < n; i += 1)\n        p[i] = {_VALUE[dtype]};\n}}\n"
-        )
-    return (
+    fill = (
+        f"static void irkit_fill_{dtype}({t} *p, int64_t n, uint64_t seed)\n{{\n"
+        f"    for (int64_t i = 0; i < n; i += 1)\n        p[i] = {_VALUE[dtype]};\n}}\n"
+    )
+    poison = (
         f"static void irkit_poison_{dtype}({t} *p, int64_t n)\n{{\n"
-        f"    for (int64_t i = 0; i < n; i += 1)\n        p[i] = {_POISON[dtype]};\n}}\n\n"
+        f"    for (int64_t i = 0; i < n; i += 1)\n        p[i] = {_POISON[dtype]};\n}}\n"
+    )
+    if role == "input":
+        return [fill]
+    if role == "inout":
+        return [fill, _checksum(dtype)]
+    return [poison, _checksum(dtype)]
+
+
+def _checksum(dtype: str) -> str:
+    t = _CTYPES[dtype]
+    return (
         f"static void irkit_checksum_{dtype}(const char *name, const {t} *p, int64_t n)\n{{\n"
         "    double sum = 0.0, abs_sum = 0.0;\n"
         "    for (int64_t i = 0; i < n; i += 1) {\n"
@@ -139,7 +151,7 @@ def emit_harness(module: ModuleOp, kernel_name: str | None, sizes: dict[str, int
         f"void {c_symbol(name)}({', '.join(proto)});",
         "",
         _MIX,
-        *sorted({_support(t.dtype, t.role) for t in tensors}),
+        *sorted({part for t in tensors for part in _support(t.dtype, t.role)}),
         "int main(void)",
         "{",
     ]
@@ -168,14 +180,14 @@ def emit_harness(module: ModuleOp, kernel_name: str | None, sizes: dict[str, int
         align = max(t.align or 0, DEFAULT_ALIGN)
         out.append(f"    const int64_t n_{var} = {count};  /* {t.name}: {t.dtype} {t.role} */")
         out.append(f'    {ctype} *{var} = ({ctype} *)irkit_buffer(n_{var}, sizeof({ctype}), {align}, "{t.name}");')
-        if t.role == "input":
+        if t.role in ("input", "inout"):
             out.append(f"    irkit_fill_{t.dtype}({var}, n_{var}, {position + 1});")
         else:
             out.append(f"    irkit_poison_{t.dtype}({var}, n_{var});")
         call.append(var)
     out.append(f"    {c_symbol(name)}({', '.join(call)});")
     for t in tensors:
-        if t.role == "output":
+        if t.role in ("output", "inout"):
             var = buffers[t.name]
             out.append(f'    irkit_checksum_{t.dtype}("{t.name}", {var}, n_{var});')
     for t in tensors:

@@ -256,13 +256,13 @@ class CompiledKernel:
                     "document requires; allocate it with CompiledKernel.empty"
                 )
                 continue
-            if t.role == "output" and not arr.flags.writeable:
-                problems.append(f"output tensor '{t.name}' is read-only")
+            if t.role in ("output", "inout") and not arr.flags.writeable:
+                problems.append(f"{t.role} tensor '{t.name}' is read-only")
                 continue
             present.append((t, arr))
         for i, (t1, a1) in enumerate(present):
             for t2, a2 in present[i + 1 :]:
-                if (t1.role == "output" or t2.role == "output") and np.may_share_memory(a1, a2):
+                if (t1.role != "input" or t2.role != "input") and np.may_share_memory(a1, a2):
                     problems.append(
                         f"tensors '{t1.name}' and '{t2.name}' share memory; the kernel needs distinct buffers"
                     )
@@ -292,7 +292,9 @@ class CompiledKernel:
         """Allocate the outputs, run, return the outputs by name.
 
         Inputs of the right dtype and shape but the wrong layout or alignment are copied into
-        conforming arrays first; a wrong dtype or shape is still an error.
+        conforming arrays first; a wrong dtype or shape is still an error.  An in-out tensor is
+        given with the inputs and returned with the outputs, updated in a copy (the given array
+        stays as it was).
         """
         resolved = self.resolve_sizes(sizes)
         arrays: dict[str, np.ndarray] = {}
@@ -312,5 +314,10 @@ class CompiledKernel:
                 arr = fixed
             arrays[name] = arr
         outputs = {t.name: self.empty(t.name, resolved) for t in self.tensor_args if t.role == "output"}
+        for t in self.tensor_args:
+            if t.role == "inout" and isinstance(arrays.get(t.name), np.ndarray) and arrays[t.name].shape == \
+                    tensor_shape(t, self.size_args, resolved):  # fmt: skip
+                outputs[t.name] = self.empty(t.name, resolved)
+                outputs[t.name][...] = arrays.pop(t.name)
         self({**arrays, **outputs}, resolved)
         return outputs

@@ -76,7 +76,7 @@ def check_dataflow(module: ModuleOp, statement_of: StatementOf | None = None) ->
 def check_kernel_dataflow(kernel: func.FuncOp, statement_of: StatementOf | None = None) -> list[Diagnostic]:
     """An error for each buffer some load reads before it is written (one per buffer)."""
     _, tensors = kernel_args(kernel)
-    inputs = {t.value for t in tensors if t.role == "input"}
+    inputs = {t.value for t in tensors if t.role in ("input", "inout")}  # hold values on entry
     stores: dict[SSAValue, list[lp.StoreOp]] = {}
     loads: list[lp.LoadOp] = []
     for op in kernel.walk():

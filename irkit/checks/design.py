@@ -269,7 +269,7 @@ class DesignChecker:
             self.error(f"undefined tensor '{name}'{self.tensor_hint()}", op, name)
             return False
         if tensor.role.data == "input":
-            self.error(f"'{name}' is an input and cannot be written; declare it output or temp", op, name)
+            self.error(f"'{name}' is an input and cannot be written; declare it output, inout or temp", op, name)
             return False
         if name in self.stages:
             self.error(
@@ -320,11 +320,10 @@ class DesignChecker:
             name = read.tensor.data
             stage.reads.append(name)
             if name == target:
-                if ("self", name) not in reported:
-                    self.error(
-                        f"statement reads '{name}', the tensor it writes; use '+=' or 'max=' to accumulate", read, name
-                    )
+                if self.reads_own_element(op, read, indices, lhs_vars) or ("self", name) in reported:
+                    continue
                 reported.add(("self", name))
+                self.self_read_error(op, read)
                 continue
             tensor = self.tensors.get(name)
             if tensor is None:
@@ -369,6 +368,36 @@ class DesignChecker:
         self.order.append(stage)
         for name in dict.fromkeys(stage.reads):
             self.read_by.setdefault(name, []).append(stage)
+
+    def reads_own_element(self, op: d.StmtOp, read: d.ReadOp, indices: list[Expr], lhs: list[str | None]) -> bool:
+        """An `=` statement into an in-out tensor may read the element it writes (`C[i, j] = beta * C[i, j]`):
+        each iteration reads only what it writes itself, so the iterations stay independent."""
+        tensor = self.tensors.get(op.target.data)
+        if tensor is None or tensor.role.data != "inout" or op.kind.data != "=":
+            return False
+        return len(indices) == len(lhs) and all(isinstance(e, Var) and e.name == v for e, v in zip(indices, lhs))
+
+    def self_read_error(self, op: d.StmtOp, read: d.ReadOp) -> None:
+        name = op.target.data
+        tensor = self.tensors.get(name)
+        own = f"{name}[{', '.join(op.index_exprs)}]"
+        here = f"{name}[{', '.join(read.index_exprs)}]"
+        if tensor is None or tensor.role.data != "inout":
+            message = (
+                f"statement reads '{name}', the tensor it writes; use '+=' or 'max=' to accumulate, or declare it "
+                f"inout to update it in place ({own} = ... {own} ...)"
+            )
+        elif op.kind.data != "=":
+            message = (
+                f"a '{op.kind.data}' into in-out '{name}' reads {here}; the reduction starts from {name}'s current "
+                f"value already ({own} {op.kind.data} ...), so leave {name} out of the right-hand side"
+            )
+        else:
+            message = (
+                f"reads {here}, but a statement may read its in-out target only at the element it writes ({own}): "
+                "other iterations write the rest, so the result would depend on their order"
+            )
+        self.error(message, read, name)
 
     def values(self, op: d.StmtOp, stmt_dtype: str | None) -> None:
         """Scalars and sizes read by name: declared, and a scalar of the statement's type."""
@@ -790,7 +819,9 @@ class DesignChecker:
                 self.error(f"temp '{name}' is read but never written", tensor, name)
             if role == "input" and not readers:
                 self.warning(f"input '{name}' is never read", tensor, name)
-            if writer is None:
+            if role == "inout" and writer is None:
+                self.warning(f"inout '{name}' is never written; declare it input", tensor, name)
+            if writer is None or role == "inout":  # an in-out tensor has a value before its statement
                 continue
             for reader in readers:  # one reader stage per statement (read_by holds each once)
                 if reader is not writer and position[id(reader)] < position[id(writer)]:

@@ -346,8 +346,10 @@ for arg in spec["args"]:
         args.append({"f32": ctypes.c_float, "f64": ctypes.c_double, "i32": ctypes.c_int32}[arg["dtype"]](value))
         continue
     buf = aligned(arg["shape"], arg["dtype"], arg["align"])
-    if arg["role"] == "input":
+    if arg["role"] in ("input", "inout"):
         buf[...] = data[arg["name"]]
+        if arg["role"] == "inout":
+            outputs[arg["name"]] = buf
     else:
         buf[...] = np.nan if buf.dtype.kind == "f" else 0x5A5A5A5A
         outputs[arg["name"]] = buf
@@ -413,7 +415,7 @@ def run_compiled(
         workdir = Path(tmp)
         spec = _child_spec(kernel, library, sizes, workdir)
         stored = {
-            t.name: np.array(np.transpose(inputs[t.name], t.order), order="C") for t in tensor_args if t.role == "input"
+            t.name: np.array(np.transpose(inputs[t.name], t.order), order="C") for t in tensor_args if t.role in ("input", "inout")
         }
         stored |= {sc.name: np.asarray(inputs[sc.name]) for sc in kernel_scalars(kernel)}
         np.savez(workdir / "inputs.npz", **stored)
@@ -438,7 +440,7 @@ def run_compiled(
             return {
                 t.name: np.array(np.transpose(saved[t.name], inverse(t.order)), order="C")
                 for t in tensor_args
-                if t.role == "output"
+                if t.role in ("output", "inout")
             }
 
 

@@ -50,7 +50,7 @@ from irkit import registry
 from irkit.affine_text import AffineTextError, parse_affine
 
 DTYPES = ("f32", "f64", "i32")
-ROLES = ("input", "output", "temp")
+ROLES = ("input", "output", "inout", "temp")
 ASSIGN_KINDS = ("=", "+=", "max=")
 LAYOUT_KINDS = ("row_major", "col_major", "order")
 METRICS = ("latency", "throughput")

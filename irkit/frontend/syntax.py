@@ -66,7 +66,7 @@ def describe_expected(names: set[str]) -> str:
 
 
 # The words of pattern terminals that are keywords too (DTYPE, ROLE), for "did you mean".
-_PATTERN_WORDS = {"DTYPE": ("f32", "f64", "i32"), "ROLE": ("input", "output", "temp")}
+_PATTERN_WORDS = {"DTYPE": ("f32", "f64", "i32"), "ROLE": ("input", "output", "inout", "temp")}
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _NUMBER_RUN = re.compile(r"[+-]?[0-9][A-Za-z0-9_.]*")
 

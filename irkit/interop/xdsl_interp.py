@@ -207,8 +207,14 @@ def run_kernel(
         if t.role == "input":
             args[t.value] = _shaped(np.asarray(inputs[t.name]), memref_type)
             continue
+        if t.role == "inout":  # a copy: the caller's array stays as it was
+            outputs[t.name] = args[t.value] = _shaped(np.array(inputs[t.name]), memref_type)
+            continue
         shape = [int(n) for n in t.shape.eval([], symbols)]
         outputs[t.name] = args[t.value] = _buffer(memref_type, shape, INDEX_BITWIDTH)
+    for sc in kernel_abi.kernel_scalars(kernel):  # by value
+        value = np.asarray(inputs[sc.name]).astype(np.float64 if sc.dtype != "i32" else np.int64).item()
+        args[sc.value] = scalar_attr(value, sc.value.type, INDEX_BITWIDTH)
     ordered = tuple(args[a] for a in kernel.body.block.args)
     make_interpreter(module).call_op(kernel.sym_name.data, ordered)
     element = {t.name: t.value.type.get_element_type() for t in tensor_args}  # type: ignore[attr-defined]

@@ -154,7 +154,7 @@ def random_inputs(
     rng = np.random.default_rng(seed)
     out: dict[str, np.ndarray] = {}
     for decl in decls.values():
-        if decl.role != "input":
+        if decl.role not in ("input", "inout"):
             continue
         if decl.shape == ():
             value = rng.integers(1, 9) if decl.dtype == "i32" else rng.random() + 0.5
@@ -171,7 +171,7 @@ def random_inputs(
 
 
 def _bind_inputs(decls: Mapping[str, _TensorDecl], inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-    wanted = [n for n, t_ in decls.items() if t_.role == "input"]
+    wanted = [n for n, t_ in decls.items() if t_.role in ("input", "inout")]
     unknown = [n for n in inputs if n not in wanted]
     if unknown:
         raise ReferenceEvalError(f"'{unknown[0]}' is not an input tensor; the inputs are {', '.join(wanted) or 'none'}")
@@ -189,6 +189,9 @@ def _bind_inputs(decls: Mapping[str, _TensorDecl], inputs: Mapping[str, np.ndarr
             raise ReferenceEvalError(f"input '{name}' has shape {given.shape}, expected {decl.shape}")
         if given.dtype.kind != dt.kind and not (dt.kind == "f" and given.dtype.kind in "iu"):
             raise ReferenceEvalError(f"input '{name}' has dtype {given.dtype}, expected {decl.dtype}")
+        if decl.role == "inout":  # updated in place: a copy, the caller's data stays intact
+            out[name] = given.astype(dt, copy=True)
+            continue
         arr = given.astype(dt, copy=False).view()
         arr.flags.writeable = False  # a kernel that writes its input fails loudly, the caller's data stays intact
         out[name] = arr

@@ -191,7 +191,10 @@ def evaluate_design(
             if decl.role == "input":
                 raise ReferenceEvalError(f"stage '{target}' writes an input tensor")
             dt = np.dtype(NUMPY_DTYPES[decl.dtype])
-            if isinstance(op, d.StmtOp):
+            if isinstance(op, d.StmtOp) and decl.role == "inout":  # updated in place, from its current value
+                out = arrays[target]
+                run_nest(_stmt_nest(op, arrays, out, sizes))
+            elif isinstance(op, d.StmtOp):
                 out = pool.take(decl)  # uninitialised: `=` writes every element
                 if op.kind.data != "=":
                     out.fill(_start_value(op.kind.data, dt))
@@ -213,7 +216,7 @@ def evaluate_design(
     return {
         name: arrays[name]
         for name, decl in decls.items()
-        if name in arrays and (decl.role == "output" or (include_temps and decl.role == "temp"))
+        if name in arrays and (decl.role in ("output", "inout") or (include_temps and decl.role == "temp"))
     }
 
 
@@ -327,9 +330,9 @@ def evaluate_tensorop(
     names: dict[SSAValue, str] = {}
     result: dict[str, np.ndarray] = {}
     for arg in tensor_args:
-        buffers[arg.value] = bound[arg.name] if arg.role == "input" else _new_buffer(decls[arg.name])
+        buffers[arg.value] = bound[arg.name] if arg.role in ("input", "inout") else _new_buffer(decls[arg.name])
         names[arg.value] = arg.name
-        if arg.role == "output":
+        if arg.role in ("output", "inout"):
             result[arg.name] = buffers[arg.value]
 
     def symbols_of(op: Operation, values) -> list[int]:

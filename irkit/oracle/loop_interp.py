@@ -596,7 +596,7 @@ def run_loop_kernel(
     values = resolve_sizes(kernel, sizes)
     symbols = [values[s.name] for s in size_args]
     scalars = kernel_scalars(kernel)
-    input_names = {t.name for t in tensor_args if t.role == "input"} | {sc.name for sc in scalars}
+    input_names = {t.name for t in tensor_args if t.role in ("input", "inout")} | {sc.name for sc in scalars}
     unknown = [n for n in inputs if n not in input_names]
     if unknown:
         raise LoopInterpError(f"'{unknown[0]}' is not an input tensor of @{kernel.sym_name.data}")
@@ -618,6 +618,10 @@ def run_loop_kernel(
             bound[t.value] = _bind_input(t.name, inputs[t.name], shape, dtype)
         elif t.role == "output":
             bound[t.value] = outputs.setdefault(t.name, new_buffer(shape, dtype))
+        elif t.role == "inout":  # its value on entry, updated in a copy
+            if t.name not in inputs:
+                raise LoopInterpError(f"no value given for in-out tensor '{t.name}'")
+            bound[t.value] = outputs.setdefault(t.name, _bind_input(t.name, inputs[t.name], shape, dtype).copy())
         else:  # a tensor argument that is neither (the C backend refuses it; the oracle ignores it)
             bound[t.value] = new_buffer(shape, dtype)
     steps = compiler.block(kernel.body.block)

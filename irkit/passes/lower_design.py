@@ -236,7 +236,9 @@ class Lowering:
             raise self.fail("left-hand indices must be plain variables (run check-design)", stmt)
         loops = [e.name for e in lhs]  # type: ignore[union-attr]
         extents = list(self.shapes[target])
-        reads = [op for op in stmt.body.walk() if isinstance(op, d.ReadOp)]
+        # An in-out target read at the element written is the generic's output argument (its current value).
+        own = [op for op in stmt.body.walk() if isinstance(op, d.ReadOp) and op.tensor.data == target]
+        reads = [op for op in stmt.body.walk() if isinstance(op, d.ReadOp) and op.tensor.data != target]
         accesses = [(r, [parse_affine(e) for e in r.index_exprs]) for r in reads]
         for read, indices in accesses:
             for pos, idx in enumerate(indices):
@@ -259,6 +261,7 @@ class Lowering:
         for arg, name in zip(block.args, [r.tensor.data for r in reads] + [target]):
             arg.name_hint = name
         values: dict[SSAValue, SSAValue] = {r.result: a for r, a in zip(reads, block.args)}
+        values |= {r.result: block.args[-1] for r in own}
         result: SSAValue | None = None
         for op in stmt.body.block.ops:
             if isinstance(op, d.ReadOp):
@@ -277,10 +280,11 @@ class Lowering:
         kind = stmt.kind.data
         ops: list[Operation] = []
         if kind != "=":
-            identity = _identity(kind, etype)
-            fill = t.FillOp(out, self.sizes, identity, target)
-            fill.location = stmt.location
-            ops.append(fill)
+            if self.tensor_ops[target].role.data != "inout":  # an in-out tensor accumulates onto its value
+                identity = _identity(kind, etype)
+                fill = t.FillOp(out, self.sizes, identity, target)
+                fill.location = stmt.location
+                ops.append(fill)
             combine = _combiner(kind, etype)(block.args[-1], result)
             combine.location = stmt.location
             block.add_op(combine)

@@ -271,8 +271,12 @@ class DesignBuilder:
         shape = [affine_text(r, [], self.size_names) for r in alloc.shape.data.results]
         return d.TensorOp(name, dtype_name(alloc.results[0].type.element_type), shape, "temp")  # type: ignore[attr-defined]
 
-    def _reduction_of(self, w: WriteForm, fill: WriteForm) -> str | None:
-        """The combiner kind when `w` is `out = combine(out, x)` started by `fill` at its identity."""
+    def _role(self, name: str) -> str | None:
+        return next((x.role for x in self.tensors if x.name == name), None)
+
+    def _reduction_of(self, w: WriteForm, fill: WriteForm | None) -> str | None:
+        """The combiner kind when `w` is `out = combine(out, x)` started by `fill` at its identity,
+        or, with no fill, accumulating onto an in-out tensor's value."""
         op = w.op
         if not isinstance(op, t.GenericOp) or t.REDUCTION not in op.iterator_kinds:
             return None
@@ -285,6 +289,8 @@ class DesignBuilder:
         if out_arg not in owner.operands:
             return None
         kind = COMBINE[owner.name]
+        if fill is None:
+            return kind if kind in ASSIGN and self._role(w.buffer) == "inout" else None
         start = fill.op.value  # type: ignore[attr-defined]
         if not isinstance(start, FloatAttr | IntegerAttr) or float(start.value.data) != IDENTITY.get(kind):
             return None
@@ -302,7 +308,10 @@ class DesignBuilder:
                 raise RaiseError(f"cannot print the write to '{w.buffer}' as a statement: it writes at {text}", op)
             lhs.append(text)
         prev = next((writes[i] for i in range(k - 1, -1, -1) if writes[i].buffer == w.buffer), None)
-        kind = self._reduction_of(w, prev) if prev is not None and isinstance(prev.op, t.FillOp) else None
+        if prev is not None and isinstance(prev.op, t.FillOp):
+            kind = self._reduction_of(w, prev)
+        else:
+            kind = self._reduction_of(w, None)
         block = Block()
         values: dict[SSAValue, SSAValue] = {}
         operand_names = [self.form.buffer_names[v] for v in op.ins]
@@ -343,8 +352,12 @@ class DesignBuilder:
                 other = [x for x in body_op.operands if x is not out_arg]
                 values[body_op.results[0]] = values.get(other[0], other[0])
                 continue
-            if any(x is out_arg for x in body_op.operands):
-                raise RaiseError(f"cannot print the write to '{w.buffer}' as a statement: it reads its own target", op)
+            if out_arg in body_op.operands and out_arg not in values:
+                if kind is not None or self._role(w.buffer) != "inout" or t.REDUCTION in op.iterator_kinds:
+                    raise RaiseError(f"cannot print the write to '{w.buffer}' as a statement: it reads its own target", op)
+                own = d.ReadOp(w.buffer, lhs, out_arg.type)  # an in-out tensor's element, read where it is written
+                block.add_op(own)
+                values[out_arg] = own.result
             clone = body_op.clone(value_mapper=dict(values))
             block.add_op(clone)
             for a, b in zip(body_op.results, clone.results):

@@ -95,7 +95,7 @@ def prepare(kernel, sizes: dict[str, int], inputs: dict[str, np.ndarray]) -> Pre
     arrays: dict[str, np.ndarray] = {}
     for t in compiled.tensor_args:
         arrays[t.name] = compiled.empty(t.name, resolved)
-        if t.role == "input":
+        if t.role in ("input", "inout"):
             arrays[t.name][...] = inputs[t.name]
     scalars = getattr(compiled, "scalar_args", [])
     for sc in scalars:
@@ -116,7 +116,7 @@ def prepare(kernel, sizes: dict[str, int], inputs: dict[str, np.ndarray]) -> Pre
         def call() -> None:
             compiled(arrays, resolved)
 
-    output = next(t.name for t in compiled.tensor_args if t.role == "output")
+    output = next(t.name for t in compiled.tensor_args if t.role in ("output", "inout"))
     return Prepared(call, arrays, output)
 
 

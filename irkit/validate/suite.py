@@ -341,6 +341,20 @@ SUITE: dict[str, KernelSuite] = {
             ),
         ),
         KernelSuite(
+            "layernorm",
+            (
+                OWN,
+                NAIVE,
+                NOVEC,
+                SERIAL,
+            ),
+            (
+                _sizes("L2", M=64, N=1024),
+                _sizes("L3", M=1024, N=1024),
+                _sizes("DRAM", M=8192, N=1024),
+            ),
+        ),
+        KernelSuite(
             "transpose",
             (
                 OWN,

@@ -21,7 +21,10 @@ REDUCTION_READS = {"b": ["i", "k"], "c": ["k", "j"]}
 def statement(draw):
     dtype = draw(st.sampled_from(["f32", "f64", "i32"]))
     kind = draw(st.sampled_from(["=", "+=", "max="]))
+    role = draw(st.sampled_from(["output", "inout"]))  # inout: `+=` adds to its value, `=` may read it
     reads = dict(READS) | (REDUCTION_READS if kind != "=" else {})
+    if role == "inout" and kind == "=":
+        reads["out"] = ["i", "j"]
     floats = dtype != "i32"
 
     def leaf():
@@ -52,10 +55,10 @@ def statement(draw):
         rhs = f"({rhs}) * b[i, k]" if draw(st.booleans()) else f"({rhs}) + c[k, j]"
     layouts = {t: draw(st.sampled_from(["row_major", "col_major"])) for t in ("a", "h", "b", "c", "out")}
     sizes = {"N": draw(st.integers(1, 9)), "M": draw(st.integers(1, 9)), "K": draw(st.integers(1, 7))}
-    return dtype, kind, rhs, layouts, sizes
+    return dtype, kind, rhs, layouts, sizes, role
 
 
-def document(dtype, kind, rhs, layouts):
+def document(dtype, kind, rhs, layouts, role="output"):
     layout = "; ".join(f"{t} : {layouts[t]}" for t in layouts)
     return f"""design prop {{
   sizes {{ N = 4, M = 4, K = 4 }}
@@ -65,7 +68,7 @@ def document(dtype, kind, rhs, layouts):
   tensor b : {dtype}[N, K] input
   tensor c : {dtype}[K, M] input
   scalar s : {dtype} input
-  tensor out : {dtype}[N, M] output
+  tensor out : {dtype}[N, M] {role}
   out[i, j] {kind} {rhs}
   layout {{ {layout} }}
 }}"""
@@ -74,8 +77,8 @@ def document(dtype, kind, rhs, layouts):
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(statement(), st.integers(0, 1000))
 def test_compiled_statement_agrees_with_numpy(case, seed):
-    dtype, kind, rhs, layouts, sizes = case
-    text = document(dtype, kind, rhs, layouts)
+    dtype, kind, rhs, layouts, sizes, role = case
+    text = document(dtype, kind, rhs, layouts, role)
     note(text)
     note(str(sizes))
     try:

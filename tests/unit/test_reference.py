@@ -35,6 +35,7 @@ SMALL = {
     "transpose": {"M": 7, "N": 5},
     "batch_matmul": {"NB": 3, "M": 7, "N": 5, "K": 3},
     "elementwise": {"M": 13, "N": 11},
+    "layernorm": {"M": 7, "N": 13},
 }
 
 
@@ -86,6 +87,16 @@ def test_blur_two_stages():
 def np_softmax(x, axis):
     e = np.exp(f64(x) - f64(x).max(axis=axis, keepdims=True))
     return e / e.sum(axis=axis, keepdims=True)
+
+
+def test_layernorm():
+    x = R.random_inputs(example("layernorm"), SMALL["layernorm"])
+    y = R.evaluate_design(example("layernorm"), x, SMALL["layernorm"])["Y"]
+    a = f64(x["X"])
+    mu = a.mean(axis=1, keepdims=True)
+    var = ((a - mu) ** 2).mean(axis=1, keepdims=True)
+    expected = (a - mu) / np.sqrt(var + float(x["eps"])) * f64(x["gamma"]) + f64(x["beta"])
+    assert_close(y, expected, n=2 * 13 + 1)
 
 
 def test_softmax():
