@@ -283,7 +283,8 @@ def format_statement(op: d.StmtOp) -> str:
     if not isinstance(last, d.YieldOp):
         raise DesignPrintError("statement body does not end with design.yield")
     rhs, _ = _expr(last.value)
-    return f"{op.target.data}[{', '.join(op.index_exprs)}] {op.kind.data} {rhs}"
+    where = f" where {', '.join(op.where_texts)}" if op.where_texts else ""
+    return f"{op.target.data}[{', '.join(op.index_exprs)}] {op.kind.data} {rhs}{where}"
 
 
 # --- named operations ------------------------------------------------------------

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
 from xdsl.ir import Operation
 
+from irkit.affine.where import Unsupported, linear, normal_form
+from irkit.affine.where import bounds as where_bounds
 from irkit.affine_text import AffineTextError, Expr, Var, names_in, parse_affine
 from irkit.checks.hardware import check_hardware_block, check_hardware_ref
 from irkit.checks.schedule import check_schedules, suggest
@@ -359,6 +361,7 @@ class DesignChecker:
                 if isinstance(idx, Var):
                     extents.setdefault(idx.name, []).append((shape[pos], f"dimension {pos + 1} of '{name}'", read))
         self.values(op, stmt_dtype)
+        self.domain(op, lhs_vars, list(extents))
         stage.extents = {var: uses[0][0] for var, uses in extents.items()}
         facts = self.statement_facts(extents)
         self.bind_variables(op, stage, lhs_vars, accesses, extents, facts)
@@ -398,6 +401,47 @@ class DesignChecker:
                 "other iterations write the rest, so the result would depend on their order"
             )
         self.error(message, read, name)
+
+    def domain(self, op: d.StmtOp, lhs: list[str | None], variables: list[str]) -> None:
+        """The `where` constraints: affine over the statement's indices and the sizes, each bounding
+        an index (its innermost), and for an `=` into an output or a temporary, not leaving elements
+        unwritten."""
+        if not op.where_texts:
+            return
+        order = [v for v in lhs if v is not None] + [v for v in variables if v not in lhs]
+        target = self.tensors.get(op.target.data)
+        for text_ in op.where_texts:
+            try:
+                constraint = normal_form(text_)
+                coeffs, _ = linear(constraint.expr)
+            except (AffineTextError, ValueError, Unsupported) as err:
+                self.error(f"where {text_}: {err}", op, text_)
+                continue
+            unknown = [n for n in coeffs if n not in order and n not in self.sizes]
+            if unknown:
+                self.error(
+                    f"where {text_}: '{unknown[0]}' is neither an index of this statement ({', '.join(order)}) "
+                    "nor a size",
+                    op,
+                    unknown[0],
+                )
+                continue
+            if not any(n in order for n in coeffs):
+                self.error(f"where {text_}: constrains no index of the statement ({', '.join(order)})", op, text_)
+                continue
+            try:
+                where_bounds([constraint], order)
+            except Unsupported as err:
+                self.error(f"where {err}", op, text_)
+                continue
+            on_lhs = [n for n in coeffs if n in lhs]
+            if on_lhs and op.kind.data == "=" and target is not None and target.role.data in ("output", "temp"):
+                self.error(
+                    f"where {text_} leaves elements of {target.role.data} '{op.target.data}' unwritten (an '=' writes "
+                    f"only the points where it holds); declare '{op.target.data}' inout, so the rest keeps its value",
+                    op,
+                    text_,
+                )
 
     def values(self, op: d.StmtOp, stmt_dtype: str | None) -> None:
         """Scalars and sizes read by name: declared, and a scalar of the statement's type."""

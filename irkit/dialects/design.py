@@ -269,18 +269,23 @@ class StmtOp(IRDLOperation):
     target = prop_def(StringAttr)
     indices = prop_def(ArrayAttr[StringAttr])
     kind = prop_def(StringAttr)
+    where = opt_prop_def(ArrayAttr[StringAttr])  # the domain's constraints, `j <= i` (irkit.affine.where)
     body = region_def("single_block")
-    assembly_format = "$target $indices $kind attr-dict-with-keyword $body"
+    assembly_format = "$target $indices $kind (`where` $where^)? attr-dict-with-keyword $body"
 
-    def __init__(self, target: str, indices: list[str], kind: str, body: Region):
-        super().__init__(
-            properties={
-                "target": StringAttr(target),
-                "indices": str_array(indices),
-                "kind": StringAttr(kind),
-            },
-            regions=[body],
-        )
+    def __init__(self, target: str, indices: list[str], kind: str, body: Region, where: list[str] | None = None):
+        props: dict[str, Attribute] = {
+            "target": StringAttr(target),
+            "indices": str_array(indices),
+            "kind": StringAttr(kind),
+        }
+        if where:
+            props["where"] = str_array(where)
+        super().__init__(properties=props, regions=[body])
+
+    @property
+    def where_texts(self) -> list[str]:
+        return str_list(self.where) if self.where is not None else []
 
     @property
     def index_exprs(self) -> list[str]:

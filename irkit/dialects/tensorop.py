@@ -36,6 +36,7 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     AffineMapAttr,
+    AffineSetAttr,
     ArrayAttr,
     DictionaryAttr,
     FloatAttr,
@@ -134,6 +135,9 @@ class GenericOp(TensorOpBase):
     name = "tensorop.generic"
     indexing_maps = prop_def(ArrayAttr[AffineMapAttr])
     iterators = prop_def(ArrayAttr[StringAttr])
+    # The points of the domain box that are computed: a set over the loops (dims) and the sizes
+    # (symbols), `(d0, d1)[s0] : (d0 - d1 >= 0)` for `where j <= i`; every point when absent.
+    where = opt_prop_def(AffineSetAttr)
     body = region_def("single_block")
     assembly_format = (
         "(`ins` `(` $ins^ `:` type($ins) `)`)? `outs` `(` $outs `:` type($outs) `)` "
@@ -153,6 +157,7 @@ class GenericOp(TensorOpBase):
         iterators: Sequence[str],
         body: Region,
         schedule: ArrayAttr | None = None,
+        where: AffineSetAttr | None = None,
     ):
         props: dict[str, Attribute] = {
             "stage": StringAttr(stage),
@@ -163,6 +168,8 @@ class GenericOp(TensorOpBase):
         }
         if schedule is not None:
             props["schedule"] = schedule
+        if where is not None:
+            props["where"] = where
         super().__init__(operands=[list(ins), list(outs), list(sizes)], properties=props, regions=[body])
 
     @property
@@ -185,6 +192,12 @@ class GenericOp(TensorOpBase):
             if len(amap.results) != memref_rank(value):
                 raise VerifyException(
                     f"indexing map {i} gives {len(amap.results)} indices for an operand of rank {memref_rank(value)}"
+                )
+        if self.where is not None:
+            where = self.where.data
+            if where.num_dims != n_loops or where.num_symbols != len(self.sizes):
+                raise VerifyException(
+                    f"where set must be over the {n_loops} loops and the {len(self.sizes)} sizes, got {where}"
                 )
         kinds = self.iterator_kinds
         if len(kinds) != n_loops or any(k not in (PARALLEL, REDUCTION) for k in kinds):

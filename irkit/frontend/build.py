@@ -29,6 +29,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 
+from irkit.affine.where import constraint_text
 from irkit.affine_text import BinOp, Const, Expr, Var, fold_linear, format_affine
 from irkit.diagnostics import Diagnostic, at_op, error
 from irkit.dialects import design as d
@@ -216,13 +217,28 @@ class DesignBuilder:
     # --- statements --------------------------------------------------------
 
     def index_stmt(self, node: Tree) -> Operation:
-        lhs, assign, rhs = node.children
+        lhs, assign, rhs, where = node.children
         target, indices = self.access(lhs)
         dtype = self.tensor_types.get(target, "f32")
         block = Block()
         value = self.expr(rhs, block, element_type(dtype))
         block.add_op(self.located(d.YieldOp(value), rhs))
-        return self.located(d.StmtOp(target, indices, str(assign), Region(block)), node)
+        constraints = self.where(where) if where is not None else None
+        return self.located(d.StmtOp(target, indices, str(assign), Region(block), constraints), node)
+
+    def where(self, node: Tree) -> list[str]:
+        out: list[str] = []
+        for c in node.children:
+            left, op, right = c.children
+            if str(op) == "!=":
+                self.report(
+                    "'!=' cannot bound a loop (its points are not one range); split the statement's domain "
+                    "with '<' and '>', or use select(a != b, x, y) in the expression",
+                    op,
+                )
+                continue
+            out.append(constraint_text(self.affine(left), str(op), self.affine(right)))
+        return out
 
     def expr(self, root: Tree | Token, block: Block, etype: Attribute) -> SSAValue:
         """The ops computing a statement's right-hand side, appended to `block` operands first.

@@ -230,6 +230,7 @@ class _Nest:
     body: _Body
     combine: str  # assign | add | max | min | mul | fold
     loop_labels: list[str] = field(default_factory=list)  # names for messages
+    where: list[tuple[Expr, bool]] = field(default_factory=list)  # the domain: each `e >= 0` (`e == 0` if True)
 
     def label(self, expr: Expr) -> str:
         if not self.loop_labels:
@@ -312,6 +313,32 @@ def _gather(nest: _Nest, access: _Access, ranges: list[tuple[int, int]]) -> np.n
         idx.append(value)
     out = np.asarray(arr[tuple(idx)])
     return out.reshape((1,) * len(loops)) if out.ndim == 0 else out
+
+
+def _mask(nest: _Nest, ranges: list[tuple[int, int]]) -> np.ndarray | None:
+    """Where the block's points are in the statement's domain (None: all of them), one axis per loop."""
+    if not nest.where:
+        return None
+    grid = {}
+    for pos, name in enumerate(nest.loops):
+        shape = [1] * len(nest.loops)
+        lo, hi = ranges[pos]
+        shape[pos] = hi - lo
+        grid[name] = np.arange(lo, hi, dtype=np.int64).reshape(shape)
+    mask = np.ones([hi - lo for lo, hi in ranges], dtype=bool)
+    for expr, equal in nest.where:
+        value = evaluate(expr, grid)
+        mask &= (value == 0) if equal else (value >= 0)
+    return mask
+
+
+def _identity(combine: str, dt: np.dtype) -> object:
+    if combine == "add":
+        return 0
+    if combine == "mul":
+        return 1
+    big = np.inf if dt.kind == "f" else np.iinfo(dt).max
+    return -big if combine == "max" else big
 
 
 def _check_bounds(nest: _Nest, access: _Access, dim: int, lo: int, hi: int) -> None:
@@ -409,7 +436,9 @@ def run_nest(nest: _Nest, budget: int | None = None) -> None:
                 for i, v in zip(red, point):
                     ranges[i] = (v, v + 1)
                 shape = tuple(hi - lo for lo, hi in ranges)
-                cur = np.broadcast_to(evaluate_block(ranges, lambda c=cur: c), shape).astype(dt)
+                new = np.broadcast_to(evaluate_block(ranges, lambda c=cur: c), shape).astype(dt)
+                inside = _mask(nest, ranges)
+                cur = new if inside is None else np.where(inside, new, cur)
             store(ranges, cur)
         return
 
@@ -423,6 +452,9 @@ def run_nest(nest: _Nest, budget: int | None = None) -> None:
         if nest.combine == "assign":
             value = evaluate_block(ranges, lambda r=list(ranges): current(r))
             shape = tuple(hi - lo for lo, hi in ranges)
+            inside = _mask(nest, ranges)
+            if inside is not None:  # the points outside keep their value
+                value = np.where(inside, value, current(ranges))
             store(ranges, np.broadcast_to(value, shape).astype(dt, copy=False))
             continue
         acc = None
@@ -431,6 +463,9 @@ def run_nest(nest: _Nest, budget: int | None = None) -> None:
                 ranges[i] = r
             shape = tuple(hi - lo for lo, hi in ranges)
             value = np.broadcast_to(evaluate_block(ranges), shape)
+            inside = _mask(nest, ranges)
+            if inside is not None:  # the points outside add nothing
+                value = np.where(inside, value, np.asarray(_identity(nest.combine, value.dtype), dtype=value.dtype))
             if nest.combine in ("add", "mul"):
                 part = _REDUCE[nest.combine](value, axis=red_axes, dtype=acc_dt, keepdims=True)
             else:
@@ -473,7 +508,7 @@ _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 def _try_einsum(nest: _Nest) -> bool:
     """`C[i, j] += A[i, k] * B[k, j]`-like nests as one np.einsum; False if the nest is not of that form."""
-    if nest.combine != "add" or all(nest.parallel) or len(nest.loops) > len(_LETTERS):
+    if nest.combine != "add" or all(nest.parallel) or len(nest.loops) > len(_LETTERS) or nest.where:
         return False
     found = _product_factors(nest)
     if found is None:

@@ -14,8 +14,10 @@ from xdsl.dialects.builtin import (
     ModuleOp,
 )
 from xdsl.ir import Operation, SSAValue
+from xdsl.ir.affine import AffineConstraintKind
 
 from irkit.affine.printer import TEXT_TREE
+from irkit.affine.where import normal_form
 from irkit.affine_text import Var, names_in, parse_affine
 from irkit.dialects import design as d
 from irkit.dialects import tensorop as t
@@ -110,9 +112,24 @@ def _stmt_nest(
         terminator.value,
     )
     combine = {"=": "assign", "+=": "add", "max=": "max"}[stmt.kind.data]
-    return _Nest(
+    nest = _Nest(
         target, loops, extents, [k < n_lhs for k in range(len(loops))], accesses, out, loops[:n_lhs], body, combine
     )
+    for text in stmt.where_texts:  # over the loops and the sizes: the sizes are known numbers here
+        c = normal_form(text)
+        nest.where.append((_substitute(c.expr, sizes or {}), c.equal))
+    return nest
+
+
+def _substitute(expr, values: Mapping[str, int]):
+    """`expr` with the names in `values` replaced by their constants."""
+    from irkit.affine_text import BinOp, Const
+
+    if isinstance(expr, Var):
+        return Const(values[expr.name]) if expr.name in values else expr
+    if isinstance(expr, BinOp):
+        return BinOp(expr.op, _substitute(expr.lhs, values), _substitute(expr.rhs, values))
+    return expr
 
 
 def _named_value(op: d.ValueOp, arrays: Mapping[str, np.ndarray], sizes: Mapping[str, int]) -> np.ndarray:
@@ -284,6 +301,11 @@ def _generic_nest(
                 combine = kinds[owner.name]
                 body = _Body([o for o in body.ops if o is not owner], body.leaves, other, out_leaf, body.outer)
     labels = [n.data for n in op.loop_names.data]
+    where = []
+    if op.where is not None:
+        for c in op.where.data.constraints:
+            expr = c.lhs - c.rhs if c.kind != AffineConstraintKind.le else c.rhs - c.lhs
+            where.append((TEXT_TREE.print(expr, loops, symbols), c.kind == AffineConstraintKind.eq))
     return _Nest(
         stage,
         loops,
@@ -295,6 +317,7 @@ def _generic_nest(
         body,
         combine,
         labels,
+        where,
     )  # type: ignore[union-attr]
 
 

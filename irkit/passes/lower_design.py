@@ -21,6 +21,7 @@ from xdsl.context import Context
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
     AffineMapAttr,
+    AffineSetAttr,
     ArrayAttr,
     DictionaryAttr,
     FloatAttr,
@@ -31,10 +32,11 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
-from xdsl.ir.affine import AffineExpr, AffineMap
+from xdsl.ir.affine import AffineConstraintExpr, AffineConstraintKind, AffineExpr, AffineMap, AffineSet
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
+from irkit.affine.where import normal_form
 from irkit.affine_text import Expr, Var, names_in, parse_affine, to_affine_expr
 from irkit.diagnostics import DiagnosticError, at_op
 from irkit.dialects import design as d
@@ -292,6 +294,7 @@ class Lowering:
         yield_op = t.YieldOp(result)
         yield_op.location = stmt.location
         block.add_op(yield_op)
+        where = self.where_set(stmt, loops)
         generic = t.GenericOp(
             [self.buffers[r.tensor.data] for r in reads],
             [out],
@@ -303,10 +306,23 @@ class Lowering:
             iterators=[t.PARALLEL] * len(lhs) + [t.REDUCTION] * (len(loops) - len(lhs)),
             body=Region(block),
             schedule=schedule_attr(self.schedules.get(target)),
+            where=where,
         )
         generic.location = stmt.location
         ops.append(generic)
         return ops
+
+    def where_set(self, stmt: d.StmtOp, loops: list[str]) -> AffineSetAttr | None:
+        """The statement's `where` as a set over its loops (dims) and the sizes (symbols)."""
+        if not stmt.where_texts:
+            return None
+        env = {name: AffineExpr.dimension(i) for i, name in enumerate(loops)} | self.symbols
+        constraints = []
+        for text in stmt.where_texts:
+            c = normal_form(text)
+            kind = AffineConstraintKind.eq if c.equal else AffineConstraintKind.ge
+            constraints.append(AffineConstraintExpr(kind, to_affine_expr(c.expr, env), AffineExpr.constant(0)))
+        return AffineSetAttr(AffineSet(len(loops), len(self.size_names), tuple(constraints)))
 
     def value(self, op: d.ValueOp, block: Block) -> SSAValue:
         """A scalar (its argument, read from above the loops) or a size converted to the statement's type."""

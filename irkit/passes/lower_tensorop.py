@@ -46,10 +46,11 @@ from xdsl.context import Context
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
-from xdsl.ir.affine import AffineExpr, AffineMap
+from xdsl.ir.affine import AffineConstraintKind, AffineExpr, AffineMap, AffineSet
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from irkit.affine.linear import Lin, NotAffine, build_map, lin_of
 from irkit.dialects import loop as lp
 from irkit.dialects import tensorop as t
 from irkit.passes.generalize import buffer_shape, checked_kernels, fail, generalize_module, symbols_in
@@ -79,13 +80,49 @@ class Nest:
         return self.loops[0] if self.loops else None
 
 
+def where_bounds(where: AffineSet, p: int, ivs: Sequence[SSAValue], sizes: Sequence[SSAValue]) -> tuple[list[Lin], list[Lin]]:
+    """The lower and upper (exclusive) bounds `where` gives loop `p`: from each constraint whose
+    innermost loop is `p` (coefficient 1 or -1), over the loops outside it and the sizes."""
+    later = [f"@loop{q}" for q in range(p, where.num_dims)]  # stand-ins for the loops not built yet
+    lower: list[Lin] = []
+    upper: list[Lin] = []
+    for c in where.constraints:
+        expr = c.lhs - c.rhs if c.kind != AffineConstraintKind.le else c.rhs - c.lhs
+        form = lin_of(expr, [*ivs, *later], list(sizes))
+        if any(form.terms.get(v, 0) for v in later[1:]) or not form.terms.get(later[0], 0):
+            continue  # its innermost loop is another one
+        k = form.terms[later[0]]
+        if abs(k) != 1:
+            raise NotAffine(f"loop {p} has the coefficient {k} in the where constraint {c}")
+        rest = Lin({v: -c_ * k for v, c_ in form.terms.items() if v != later[0]}, -form.const * k)
+        if k == 1 or c.kind == AffineConstraintKind.eq:
+            lower.append(rest)
+        if k == -1 or c.kind == AffineConstraintKind.eq:
+            upper.append(rest + Lin(const=1))
+    return lower, upper
+
+
 def build_nest(
-    extents: Sequence[AffineExpr], sizes: Sequence[SSAValue], names: Sequence[str], stage: str, op: Operation
+    extents: Sequence[AffineExpr],
+    sizes: Sequence[SSAValue],
+    names: Sequence[str],
+    stage: str,
+    op: Operation,
+    where: AffineSet | None = None,
 ) -> Nest:
     loops: list[lp.ForOp] = []
-    for expr, name in zip(extents, names):
+    for p, (expr, name) in enumerate(zip(extents, names)):
         upper, operands = extent_bound(expr, sizes)
-        loop = lp.ForOp(AffineMap(0, 0, (AffineExpr.constant(0),)), [], upper, operands, 1, name, stage=stage)
+        lower: AffineMap = AffineMap(0, 0, (AffineExpr.constant(0),))
+        lower_operands: list[SSAValue] = []
+        if where is not None:
+            ivs = [loop.induction_var for loop in loops]
+            lows, highs = where_bounds(where, p, ivs, sizes)
+            if lows:
+                lower, lower_operands = build_map([Lin(const=0), *lows])
+            if highs:
+                upper, operands = build_map([lin_of(expr, [], list(sizes)), *highs])
+        loop = lp.ForOp(lower, lower_operands, upper, operands, 1, name, stage=stage)
         loop.location = op.location
         if SSAValue.is_valid_name(name):
             loop.induction_var.name_hint = name
@@ -114,7 +151,8 @@ class KernelLowering:
 
     def generic(self, op: t.GenericOp) -> None:
         names = [s.data for s in op.loop_names.data]
-        nest = build_nest(op.domain.data.results, list(op.sizes), names, op.stage.data, op)
+        where = op.where.data if op.where is not None else None
+        nest = build_nest(op.domain.data.results, list(op.sizes), names, op.stage.data, op, where)
         if op.schedule is not None and nest.outer is not None:
             nest.outer.attributes[SCHEDULE_ATTR] = op.schedule
         block = op.body.block

@@ -96,6 +96,9 @@ class Loop:
     # its chain's ops by latency class; each run of the loop is one step of all its accumulators'
     # chains side by side, the next run (the reduction loop around) the next step
     tile_chain: dict[str, int] = field(default_factory=dict)
+    # the bounds of a loop inside depend on this loop's variable alone (a `where` triangle, not a
+    # tile's tail or a compute_at window): sums over it take the middle iteration, not the first
+    shapes_inner: bool = False
     auto_vector: bool = False
     fold_left: bool = False  # gcc's in-order vector reduction: vector loads and ops, one scalar add a lane
     simd_entries: bool = False  # a vector loop gcc gets as `#pragma omp simd` with a runtime trip count
@@ -122,9 +125,28 @@ def total_over(loop: Loop, body: Expr, per_core: bool = True) -> Expr:
     n = loop.core_trips() if per_core else loop.trips()
     if loop.var not in body.free():
         return n * body
+    if loop.shapes_inner:
+        return _trapezoid(loop, body, n, per_core)
     first = ex.subs(body, {loop.var: loop.lb})
     last = ex.subs(body, {loop.var: loop.lb + (n - 1) * loop.step})
     return ex.max_(n - 1, 0) * first + ex.min_(n, 1) * last
+
+
+def _trapezoid(loop: Loop, body: Expr, n: Expr, per_core: bool) -> Expr:
+    """The sum of a body that grows or shrinks with the loop (a triangle's rows): the middle
+    iteration's times the count.  A parallel loop's cores take equal, contiguous chunks (static
+    schedule), so the slowest core runs the heavier end: the middle of the first or of the last
+    chunk, whichever is larger."""
+    total = loop.trips()
+
+    def at(k: Expr) -> Expr:
+        return ex.subs(body, {loop.var: loop.lb + k * loop.step})
+
+    if not (per_core and loop.parallel):
+        return n * at(ex.fdiv(total - 1, 2))
+    first_chunk = at(ex.fdiv(n - 1, 2))
+    last_chunk = at(ex.max_(total - n, 0) + ex.fdiv(n - 1, 2))
+    return n * ex.max_(first_chunk, last_chunk)
 
 
 def invariant(a: Access, iv: str) -> bool:

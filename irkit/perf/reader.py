@@ -108,6 +108,14 @@ def _in_registers(local: lp.LocalOp) -> bool:
     return plan_tile(local, {}) is not None
 
 
+def _step_in(e: Expr, v: str) -> float:
+    """How much `e` changes when `v` grows by one (at sample values of the other names)."""
+    env = {name: 1000 + 37 * k for k, name in enumerate(sorted(e.free()))}
+    before = ex.evaluate({"e": e}, env)["e"]
+    after = ex.evaluate({"e": e}, env | {v: env[v] + 1})["e"]
+    return float(after) - float(before)  # type: ignore[arg-type]
+
+
 class Reader:
     """Builds the loop tree of one kernel."""
 
@@ -209,6 +217,7 @@ class Reader:
         )
         self.values[op.induction_var] = ex.sym(var)
         self.loops[var] = loop
+        self.mark_shaping(lbs, ubs)
         for plan in plan_prefetch(op):  # the backend prefetches these a step ahead (not waited for)
             self.prefetched.update(plan.loads)
         self.read_block(op.body.block, loop, loop.loops)
@@ -220,6 +229,21 @@ class Reader:
                 elif not inner.loops:
                     _unroll_point_producer(inner)
         return loop
+
+    def mark_shaping(self, lbs: list[Expr], ubs: list[Expr]) -> None:
+        """An enclosing unit-step loop that only one side of these bounds names (`j < i + 1`) makes
+        the trip count vary with it; naming both (`[y, y + 3)`, a window; `[io, io + 16)`, a tile)
+        does not."""
+        lower = set().union(*(e.free() for e in lbs)) if lbs else set()
+        upper = set().union(*(e.free() for e in ubs)) if ubs else set()
+        for v in lower ^ upper:
+            outer = self.loops.get(v)
+            if outer is None or outer.step != 1:
+                continue
+            # by one per iteration (`i + 1`), not by a panel (`N - 16 * p`: a pack's tail)
+            for e in lbs + ubs:
+                if v in e.free() and abs(_step_in(e, v)) == 1:
+                    outer.shapes_inner = True
 
     def read_op(self, op: Operation, loop: Loop) -> None:
         if isinstance(op, lp.LoadOp | lp.StoreOp):

@@ -37,11 +37,14 @@ from xdsl.ir.affine import (
     AffineBinaryOpExpr,
     AffineBinaryOpKind,
     AffineConstantExpr,
+    AffineConstraintKind,
     AffineDimExpr,
     AffineExpr,
 )
 
+from irkit.affine.linear import lin_of, split_floordiv
 from irkit.affine.printer import affine_text
+from irkit.affine.where import bound_text
 from irkit.dialects import tensorop as t
 from irkit.directives import entry_of_row, record_of
 from irkit.directives.nest import Nest
@@ -181,6 +184,7 @@ class GenericText:
     out_index: list[str]
     body: str
     reads: list[str]  # the elements read, sorted
+    where: list[str] = dataclasses.field(default_factory=list)  # the domain's constraints, `... >= 0`, sorted
 
 
 def generic_text(op: t.GenericOp, form: KernelForm, dims: list[str]) -> GenericText:
@@ -194,7 +198,22 @@ def generic_text(op: t.GenericOp, form: KernelForm, dims: list[str]) -> GenericT
     reads = sorted(
         f"{names[k]}[{', '.join(affine_text(r, dims, syms) for r in op.maps[k].results)}]" for k in range(len(op.ins))
     )
-    return GenericText(extents, op.iterator_kinds, out_index, body, reads)
+    return GenericText(extents, op.iterator_kinds, out_index, body, reads, where_text(op, dims, syms))
+
+
+def where_text(op: t.GenericOp, dims: list[str], syms: list[str]) -> list[str]:
+    """The generic's domain constraints as `form >= 0` texts over the loop names, one spelling for
+    each (an equality is two inequalities), sorted: equal domains give equal lists."""
+    if op.where is None:
+        return []
+    out: set[str] = set()
+    for c in op.where.data.constraints:
+        expr = c.lhs - c.rhs if c.kind != AffineConstraintKind.le else c.rhs - c.lhs
+        form = lin_of(expr, dims, syms, div=split_floordiv)
+        forms = [form, form.scale(-1)] if c.kind == AffineConstraintKind.eq else [form]
+        for f in forms:
+            out.add(bound_text({str(v): k for v, k in f.terms.items()}, f.const, dims))
+    return sorted(out)
 
 
 def fold_floordiv(expr: AffineExpr) -> AffineExpr:
@@ -468,6 +487,7 @@ def _score(a: GenericText, b: GenericText) -> int:
         + sum(x != y for x, y in zip(a.out_index, b.out_index))
         + len(set(a.reads) ^ set(b.reads))
         + (a.body != b.body)
+        + (a.where != b.where)
     )
 
 
@@ -508,6 +528,11 @@ def _explain(stage: str, buf: str, names: list[str], d: GenericText, g: GenericT
             out.append(Difference(stage, "computation", f"generated code reads {b}, document does not"))
     if not out and d.body != g.body:
         out.append(Difference(stage, "computation", f"document computes {d.body}, generated code computes {g.body}"))
+    if d.where != g.where:
+        shown = [", ".join(w) or "every point of the box" for w in (d.where, g.where)]
+        out.append(
+            Difference(stage, "computation", f"'{buf}': the document's domain is {shown[0]}, the generated code's {shown[1]}")
+        )
     return out
 
 

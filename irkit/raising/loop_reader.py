@@ -117,6 +117,7 @@ class Write:
     body: list[Operation]  # the scalar ops from the loads to the stored value, in order
     constant: Operation | None  # the stored value when it is a constant (a fill)
     loops: list[LoopFacts]  # every loop enclosing the store, outermost first
+    where: list[Lin] = field(default_factory=list)  # the domain's constraints, each `form >= 0`
 
     @property
     def reductions(self) -> list[Dim]:
@@ -456,11 +457,14 @@ def _write(st: lp.StoreOp, reading: KernelReading) -> Write:
         for i in a.index:
             used |= set(i.terms)
     dims: list[Dim] = []
+    where: list[Lin] = []
     for facts in loops:
         if facts.step != 1 or facts.var not in used:
             continue
-        extent, chain = extent_of(facts, reading)
-        dims.append(Dim(facts.var, facts.name, extent, chain))
+        box, constraints = _split_domain(facts, used)
+        where += constraints
+        extent, chain = extent_of(box, reading)
+        dims.append(Dim(facts.var, facts.name, extent, chain[:-1] + [facts]))
     stray = used - {d.var for d in dims} - set(reading.sizes)
     if stray:
         names = reading.names()
@@ -469,7 +473,26 @@ def _write(st: lp.StoreOp, reading: KernelReading) -> Write:
             f"point loops ({', '.join(sorted(names.get(v, '?') for v in stray))})",
             st,
         )
-    return Write(buf, st, dims, index, loads, combiner, accumulator, body, constant, loops)
+    return Write(buf, st, dims, index, loads, combiner, accumulator, body, constant, loops, where)
+
+
+def _split_domain(facts: LoopFacts, points: set[SSAValue]) -> tuple[LoopFacts, list[Lin]]:
+    """A point loop's bounds that name other point loops (`j < i + 1`: a `where` of the statement,
+    each as `form >= 0`), and the loop's facts without them (its box, as `extent_of` reads it)."""
+    others = points - {facts.var}
+
+    def names_other(form: Lin) -> bool:
+        return any(v in others for v in form.atoms())
+
+    lower = [f for f in facts.lower if not names_other(f)] or [Lin()]
+    upper = [f for f in facts.upper if not names_other(f)]
+    constraints = [Lin.of(facts.var) - f for f in facts.lower if names_other(f)]
+    constraints += [f - Lin.of(facts.var) - 1 for f in facts.upper if names_other(f)]
+    if not constraints:
+        return facts, []
+    box = LoopFacts(facts.op, facts.name, facts.step, lower, upper, facts.parallel, facts.vector, facts.unroll,
+                    facts.parent)  # fmt: skip
+    return box, constraints
 
 
 def _value_tree(

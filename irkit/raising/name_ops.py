@@ -38,7 +38,7 @@ def name_generics(kernel: func.FuncOp) -> None:
     """Replace recognisable fills + generics of `kernel` by `tensorop.reduce` / `tensorop.elementwise`."""
     ops = list(kernel.body.block.ops)
     for k, op in enumerate(ops):
-        if not isinstance(op, t.GenericOp):
+        if not isinstance(op, t.GenericOp) or op.where is not None:  # named ops run their whole box
             continue
         named = _elementwise(op)
         fill = None

@@ -41,7 +41,7 @@ from irkit.dialects import tensorop as t
 from irkit.directives import directive_op, entry_of_row
 from irkit.kernel_abi import dtype_name, kernel_args, kernel_scalars, layout_order, scalar_of, size_of
 from irkit.named_ops import NAMED_OPS
-from irkit.raising.compare import WriteForm, _compare_pair, kernel_form
+from irkit.raising.compare import WriteForm, _compare_pair, kernel_form, where_text
 from irkit.raising.loop_reader import RaiseError
 from irkit.units import CACHE_FIELDS, DRAM_FIELDS, TOP_FIELDS
 
@@ -94,9 +94,13 @@ class DesignBuilder:
         statements, hidden = self.statements()
         inputs = [x for x in self.tensors if x.role == "input"]
         outputs = [x for x in self.tensors if x.role != "input"]
-        for x in inputs:
-            ops.append(self._tensor_decl(x.name))
-        ops += [d.ScalarOp(sc.name, sc.dtype, "input") for sc in kernel_scalars(self.kernel)]
+        scalars = {sc.value: sc for sc in kernel_scalars(self.kernel)}
+        input_args = {x.value: x for x in inputs}
+        for arg in self.kernel.body.block.args:  # inputs and scalars in argument (declaration) order
+            if arg in scalars:
+                ops.append(d.ScalarOp(scalars[arg].name, scalars[arg].dtype, "input"))
+            elif arg in input_args:
+                ops.append(self._tensor_decl(input_args[arg].name))
         ops += [self._tensor_decl(name) for name in self.form.temps if name not in hidden]
         for x in outputs:
             ops.append(self._tensor_decl(x.name))
@@ -194,6 +198,8 @@ class DesignBuilder:
                     inputs.append(r)
         if not any(isinstance(w.op, t.GenericOp) for w in group):
             return None
+        if any(isinstance(w.op, t.GenericOp) and w.op.where is not None for w in group):
+            return None  # a named operation runs its whole box
         for spec in NAMED_OPS.values():
             if spec.arity != len(inputs):
                 continue
@@ -364,7 +370,8 @@ class DesignBuilder:
                 values[a] = b
         assert result is not None
         block.add_op(d.YieldOp(values.get(result, result)))
-        return d.StmtOp(w.buffer, lhs, ASSIGN[kind] if kind else "=", Region(block))
+        where = _equalities(where_text(op, names, self.size_names)) if op.where is not None else None
+        return d.StmtOp(w.buffer, lhs, ASSIGN[kind] if kind else "=", Region(block), where)
 
     def _named_value(self, op: Operation, converting: dict[SSAValue, str]) -> str | None:
         """A size read as a value: '' for its `index_cast` (held in `converting`), its name for the
@@ -451,6 +458,20 @@ class DesignBuilder:
         if isinstance(data.get("relaxed_math"), UnitAttr):
             out.append(d.AssumeRelaxedMathOp())
         return out
+
+
+def _equalities(texts: list[str]) -> list[str]:
+    """`v >= e` and `v <= e` as the one constraint `v == e`."""
+    out: list[str] = []
+    for text in texts:
+        var, op, rest = text.partition(" >= ")[0], ">=", text.partition(" >= ")[2]
+        if op and rest and f"{var} <= {rest}" in texts:
+            out.append(f"{var} == {rest}")
+        elif " <= " in text and text.replace(" <= ", " >= ", 1) in texts:
+            continue
+        else:
+            out.append(text)
+    return out
 
 
 def _layout_op(name: str, order: list[int], align: int | None) -> d.LayoutOp:

@@ -19,6 +19,7 @@ from __future__ import annotations
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     AffineMapAttr,
+    AffineSetAttr,
     ArrayAttr,
     DenseArrayBase,
     DictionaryAttr,
@@ -28,7 +29,7 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Block, Region, SSAValue
-from xdsl.ir.affine import AffineExpr, AffineMap
+from xdsl.ir.affine import AffineConstraintExpr, AffineConstraintKind, AffineExpr, AffineMap, AffineSet
 
 from irkit.affine.linear import Div, Lin
 from irkit.dialects import tensorop as t
@@ -219,6 +220,13 @@ def _tensor_op(
         )
     domain = AffineMapAttr(AffineMap(0, len(sizes), tuple(_size_expr(d.extent, sizes) for d in dims)))
     schedule = schedule_attr(schedule_of(write, reading, order) + extra)
+    where = None
+    if write.where:
+        constraints = tuple(
+            AffineConstraintExpr(AffineConstraintKind.ge, _form_expr(f, dim_vars, sizes, write), AffineExpr.constant(0))
+            for f in write.where
+        )
+        where = AffineSetAttr(AffineSet(len(dim_vars), len(sizes), constraints))
     return t.GenericOp(
         [remap[a.buffer.value] for a in ins],
         [out],
@@ -230,7 +238,22 @@ def _tensor_op(
         iterators=iterators,
         body=Region(body),
         schedule=schedule,
+        where=where,
     )
+
+
+def _form_expr(form: Lin, dim_vars: list[SSAValue], sizes: list[SSAValue], write: Write) -> AffineExpr:
+    """A `where` form over the point loops (dims) and the sizes (symbols)."""
+    expr = AffineExpr.constant(form.const)
+    for v, c in form.terms.items():
+        if v in dim_vars:
+            term = AffineExpr.dimension(dim_vars.index(v))
+        elif v in sizes:
+            term = AffineExpr.symbol(sizes.index(v))
+        else:
+            raise RaiseError(f"cannot raise the store to '{write.buffer.name}': a loop bound names a loop of another statement", write.store)
+        expr = expr + term * c
+    return expr
 
 
 def schedule_attr(directives: list[dict]) -> ArrayAttr:

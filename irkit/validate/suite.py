@@ -355,6 +355,19 @@ SUITE: dict[str, KernelSuite] = {
             ),
         ),
         KernelSuite(
+            "syrk",
+            (
+                OWN,
+                NAIVE,
+                SERIAL,
+            ),
+            (
+                _sizes("L2", N=128, K=128),
+                _sizes("L3", N=512, K=256),
+                _sizes("DRAM", N=2048, K=1024),
+            ),
+        ),
+        KernelSuite(
             "transpose",
             (
                 OWN,

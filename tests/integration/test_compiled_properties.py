@@ -53,6 +53,14 @@ def statement(draw):
     rhs = expr(3)
     if kind != "=":
         rhs = f"({rhs}) * b[i, k]" if draw(st.booleans()) else f"({rhs}) + c[k, j]"
+    # a domain: on the output's indices where the rest is defined (a reduction's start value, or an
+    # in-out tensor's own value), on the reduction index for any reduction
+    wheres = [""]
+    if kind != "=" or role == "inout":
+        wheres += [" where j <= i", " where j > i", " where j >= i - 1, j <= i + 1", " where j == i"]
+    if kind != "=":
+        wheres += [" where k <= i", " where k >= j - 2"]
+    rhs += draw(st.sampled_from(wheres))
     layouts = {t: draw(st.sampled_from(["row_major", "col_major"])) for t in ("a", "h", "b", "c", "out")}
     sizes = {"N": draw(st.integers(1, 9)), "M": draw(st.integers(1, 9)), "K": draw(st.integers(1, 7))}
     return dtype, kind, rhs, layouts, sizes, role

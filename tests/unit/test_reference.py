@@ -36,6 +36,7 @@ SMALL = {
     "batch_matmul": {"NB": 3, "M": 7, "N": 5, "K": 3},
     "elementwise": {"M": 13, "N": 11},
     "layernorm": {"M": 7, "N": 13},
+    "syrk": {"N": 9, "K": 5},
 }
 
 
@@ -97,6 +98,13 @@ def test_layernorm():
     var = ((a - mu) ** 2).mean(axis=1, keepdims=True)
     expected = (a - mu) / np.sqrt(var + float(x["eps"])) * f64(x["gamma"]) + f64(x["beta"])
     assert_close(y, expected, n=2 * 13 + 1)
+
+
+def test_syrk():
+    x = R.random_inputs(example("syrk"), SMALL["syrk"])
+    c = R.evaluate_design(example("syrk"), x, SMALL["syrk"])["C"]
+    a = f64(x["A"])
+    assert_close(c, f64(x["C"]) + float(x["alpha"]) * np.tril(a @ a.T), n=5)
 
 
 def test_softmax():

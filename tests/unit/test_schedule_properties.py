@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 import irkit
+from irkit.affine.where import linear, normal_form
 from irkit.backends.design_text import print_design
 from irkit.checks.design import DesignChecker
 from irkit.dialects import design as d
@@ -47,7 +48,13 @@ def unscheduled(path: Path) -> tuple[str, dict[str, tuple[list[str], set[str]]],
         if isinstance(stage.op, d.NamedOp) and stage.op.op_name.data == "softmax":
             axis = int(get_named_op("softmax").values(dict(stage.op.params.data))["axis"])  # type: ignore[arg-type]
             reductions.add(stage.loops[axis])  # the max and sum nests reduce along it
-        stages[name] = (list(stage.loops), reductions)
+        deps: dict[str, set[str]] = {}
+        if isinstance(stage.op, d.StmtOp):
+            for text_ in stage.op.where_texts:
+                names = [v for v in stage.loops if v in linear(normal_form(text_).expr)[0]]
+                if names:
+                    deps.setdefault(names[-1], set()).update(names[:-1])
+        stages[name] = (list(stage.loops), reductions, deps)
     sizes = [op.sym_name.data for op in design.body.block.ops if isinstance(op, d.SizeOp)]
     return print_design(module), stages, sizes
 
@@ -55,10 +62,12 @@ def unscheduled(path: Path) -> tuple[str, dict[str, tuple[list[str], set[str]]],
 class Nest:
     """A stage's loops while a random schedule is built (outermost first)."""
 
-    def __init__(self, loops: list[str], reductions: set[str]):
+    def __init__(self, loops: list[str], reductions: set[str], deps: dict[str, set[str]] | None = None):
         self.loops = list(loops)
         self.reductions = set(reductions)
         self.deps: dict[str, set[str]] = {v: set() for v in loops}  # loops whose variables a bound uses
+        for v, used in (deps or {}).items():  # a `where` bounds its innermost index by the others
+            self.deps[v] |= used
         self.count = 0
 
     def fresh(self) -> tuple[str, str]:
@@ -71,6 +80,9 @@ class Nest:
         self.loops[pos : pos + 1] = [o, i]
         self.deps[o] = set(self.deps[v])
         self.deps[i] = {o} | self.deps[v]
+        for w, used in self.deps.items():  # v's value is now o's and i's
+            if v in used:
+                self.deps[w] = (used - {v}) | {o, i}
         if v in self.reductions:
             self.reductions |= {o, i}
         return o, i
@@ -79,8 +91,8 @@ class Nest:
         return all(self.deps[v] <= set(order[: order.index(v)]) for v in order)
 
 
-def random_schedule(draw, loops: list[str], reductions: set[str]) -> list[str]:
-    nest = Nest(loops, reductions)
+def random_schedule(draw, loops: list[str], reductions: set[str], deps: dict[str, set[str]]) -> list[str]:
+    nest = Nest(loops, reductions, deps)
     out: list[str] = []
     parallel_done = False
     for _ in range(draw(st.integers(0, 5))):
