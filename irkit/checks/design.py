@@ -541,22 +541,15 @@ class DesignChecker:
         for read, indices in accesses:
             for idx in indices:
                 for var in names_in(idx):
-                    if var in extents or var in reported:
+                    if var in extents or var in reported or var in self.sizes:  # `A[N - 1 - i]` reads by a size
                         continue
                     reported.add(var)
-                    if var in self.sizes:
-                        self.error(
-                            f"size '{var}' used as an index of '{read.tensor.data}'; indices are loop variables",
-                            read,
-                            var,
-                        )
-                    else:
-                        self.error(
-                            f"undefined index variable '{var}': it is not on the left and never indexes a "
-                            "dimension directly, so nothing gives its range",
-                            read,
-                            var,
-                        )
+                    self.error(
+                        f"undefined index variable '{var}': it is not on the left and never indexes a "
+                        "dimension directly, so nothing gives its range",
+                        read,
+                        var,
+                    )
         on_left = {v for t in op.index_exprs for v in _names(t)}
         for var, uses in extents.items():
             if var in lhs_vars or var in on_left:  # a malformed left index is reported already
@@ -654,7 +647,9 @@ class DesignChecker:
             assert shape is not None
             for pos, idx in enumerate(indices):
                 key = (name, pos, text(idx))
-                if isinstance(idx, Var) or key in seen or not all(v in facts.loops for v in names_in(idx)):
+                if isinstance(idx, Var) or key in seen or not all(
+                    v in facts.loops or v in self.sizes for v in names_in(idx)  # `N - 1 - i` too
+                ):
                     continue
                 seen.add(key)
                 if self.too_wide(idx, facts, read, name, pos):

@@ -40,7 +40,9 @@ from irkit.oracle.named import _check_named_shape, named_op
 # --- design level --------------------------------------------------------------------------
 
 
-def _stmt_domain(stmt: d.StmtOp, shapes: Mapping[str, tuple[int, ...]]) -> tuple[list[str], list[int], int]:
+def _stmt_domain(
+    stmt: d.StmtOp, shapes: Mapping[str, tuple[int, ...]], sizes: Mapping[str, int] | None = None
+) -> tuple[list[str], list[int], int]:
     """(loops, extents, number of left-hand loops) of an index statement, einsum style."""
     target = stmt.target.data
     lhs = [parse_affine(e) for e in stmt.index_exprs]
@@ -53,6 +55,7 @@ def _stmt_domain(stmt: d.StmtOp, shapes: Mapping[str, tuple[int, ...]]) -> tuple
     loops = [e.name for e in lhs]  # type: ignore[union-attr]
     extents = list(shapes[target])
     ranges: dict[str, set[int]] = {}
+    sizes = sizes or {}
     reads = [op for op in stmt.body.walk() if isinstance(op, d.ReadOp)]
     for read in reads:
         name = read.tensor.data
@@ -60,6 +63,8 @@ def _stmt_domain(stmt: d.StmtOp, shapes: Mapping[str, tuple[int, ...]]) -> tuple
             raise ReferenceEvalError(f"stage '{target}' reads '{name}', which is not a declared tensor")
         for pos, text in enumerate(read.index_exprs):
             idx = parse_affine(text)
+            if isinstance(idx, Var) and idx.name in sizes:
+                continue  # `A[N]`: a size read as a constant index, not a loop
             if isinstance(idx, Var) and idx.name not in loops[: len(lhs)]:
                 if pos >= len(shapes[name]):
                     raise ReferenceEvalError(f"stage '{target}': too many indices for '{name}'")
@@ -75,7 +80,7 @@ def _stmt_domain(stmt: d.StmtOp, shapes: Mapping[str, tuple[int, ...]]) -> tuple
     for read in reads:
         for text in read.index_exprs:
             for name in names_in(parse_affine(text)):
-                if name not in loops:
+                if name not in loops and name not in sizes:
                     raise ReferenceEvalError(
                         f"stage '{target}': index {name} has no range (it never indexes a dimension directly)"
                     )
@@ -88,7 +93,7 @@ def _stmt_nest(
     target = stmt.target.data
     shapes = {name: a.shape for name, a in arrays.items()}
     shapes[target] = out.shape
-    loops, extents, n_lhs = _stmt_domain(stmt, shapes)
+    loops, extents, n_lhs = _stmt_domain(stmt, shapes, sizes)
     reads = [op for op in stmt.body.block.ops if isinstance(op, (d.ReadOp, d.ValueOp))]
     accesses = []
     for read in reads:
@@ -102,7 +107,8 @@ def _stmt_nest(
             raise ReferenceEvalError(
                 f"stage '{target}': {len(read.index_exprs)} indices for the rank-{arrays[name].ndim} tensor '{name}'"
             )
-        accesses.append(_Access(name, arrays[name], [parse_affine(e) for e in read.index_exprs]))
+        indices = [_substitute(parse_affine(e), sizes or {}) for e in read.index_exprs]  # sizes are constants here
+        accesses.append(_Access(name, arrays[name], indices))
     block_ops = list(stmt.body.block.ops)
     terminator = block_ops[-1]
     assert isinstance(terminator, d.YieldOp)

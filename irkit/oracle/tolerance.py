@@ -70,7 +70,7 @@ def reduction_lengths(
     shapes = {n: decl.shape for n, decl in decls.items()}
     for op in design.body.block.ops:
         if isinstance(op, d.StmtOp):
-            loops, extents, n_lhs = _stmt_domain(op, shapes)
+            loops, extents, n_lhs = _stmt_domain(op, shapes, sizes)
             own = math.prod(extents[n_lhs:])
         elif isinstance(op, d.NamedOp):
             spec = get_named_op(op.op_name.data)

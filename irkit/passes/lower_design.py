@@ -250,12 +250,15 @@ class Lowering:
         for read, indices in accesses:
             for idx in indices:
                 for name in names_in(idx):
-                    if name not in loops:
+                    if name not in loops and name not in self.size_names:
                         raise self.fail(f"index '{name}' has no range (run check-design)", read)
         dims = {name: AffineExpr.dimension(i) for i, name in enumerate(loops)}
-        maps = [
-            AffineMapAttr(AffineMap(len(loops), 0, tuple(to_affine_expr(e, dims) for e in idx))) for _, idx in accesses
-        ]
+        over = dims | self.symbols  # an index may use the sizes (`A[N - 1 - i]`): map symbols
+        maps = []
+        for _, idx in accesses:
+            uses_sizes = any(n in self.symbols for e in idx for n in names_in(e))
+            exprs = tuple(to_affine_expr(e, over if uses_sizes else dims) for e in idx)
+            maps.append(AffineMapAttr(AffineMap(len(loops), len(self.size_names) if uses_sizes else 0, exprs)))
         maps.append(AffineMapAttr(AffineMap(len(loops), 0, tuple(dims[n] for n in loops[: len(lhs)]))))
         out = self.buffers[target]
         etype = out.type.element_type  # type: ignore[attr-defined]

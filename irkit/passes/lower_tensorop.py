@@ -80,6 +80,21 @@ class Nest:
         return self.loops[0] if self.loops else None
 
 
+def with_sizes_as_dims(
+    amap: AffineMap, ivs: Sequence[SSAValue], sizes: Sequence[SSAValue]
+) -> tuple[AffineMap, list[SSAValue]]:
+    """An indexing map over the loops and the sizes (`A[N - 1 - i]`) as a loop-level access map:
+    the sizes it uses become dimensions after the loops', the size arguments their operands."""
+    if amap.num_symbols == 0:
+        return amap, list(ivs)
+    used = sorted({s for r in amap.results for s in symbols_in(r)})
+    symbols = [AffineExpr.dimension(len(ivs) + used.index(s)) if s in used else AffineExpr.constant(0)
+               for s in range(amap.num_symbols)]  # fmt: skip
+    dims = [AffineExpr.dimension(i) for i in range(len(ivs))]
+    results = tuple(r.replace_dims_and_symbols(dims, symbols) for r in amap.results)
+    return AffineMap(len(ivs) + len(used), 0, results), [*ivs, *(sizes[s] for s in used)]
+
+
 def where_bounds(where: AffineSet, p: int, ivs: Sequence[SSAValue], sizes: Sequence[SSAValue]) -> tuple[list[Lin], list[Lin]]:
     """The lower and upper (exclusive) bounds `where` gives loop `p`: from each constraint whose
     innermost loop is `p` (coefficient 1 or -1), over the loops outside it and the sizes."""
@@ -163,7 +178,8 @@ class KernelLowering:
         for pos, (arg, buf, amap) in enumerate(zip(block.args, operands, op.maps)):
             if pos >= n_in and not arg.uses:
                 continue  # the output element is read only if the body uses it
-            load = lp.LoadOp(buf, amap, nest.ivs)
+            amap, indices = with_sizes_as_dims(amap, nest.ivs, list(op.sizes))
+            load = lp.LoadOp(buf, amap, indices)
             load.location = op.location
             if arg.name_hint is not None:
                 load.result.name_hint = arg.name_hint

@@ -461,7 +461,7 @@ def _write(st: lp.StoreOp, reading: KernelReading) -> Write:
     for facts in loops:
         if facts.step != 1 or facts.var not in used:
             continue
-        box, constraints = _split_domain(facts, used)
+        box, constraints = _split_domain(facts, used - set(reading.sizes))
         where += constraints
         extent, chain = extent_of(box, reading)
         dims.append(Dim(facts.var, facts.name, extent, chain[:-1] + [facts]))

@@ -228,3 +228,58 @@ def test_scalars_build_warning_free_and_run_asan_clean():
     for text, sizes in ((ROW_NORM, {"M": 5, "N": 37}), (AXPBY, {"N": 77})):
         result = run_harness(loop_ir(text), None, sizes, flags)
         assert result.returncode == 0, result.stderr[-3000:]
+
+
+REVERSED = """design flip {
+  sizes { N = 13, M = 5 }
+  tensor X : f32[N, M] input
+  tensor Y : f32[N, M] output
+  tensor last : f32[M] output
+  Y[i, j] = X[N - 1 - i, j] + X[i, M - 1 - j] / M
+  last[j] = X[N - 1, j]
+  schedule Y {
+    parallel i
+    vectorize j by 4
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("sizes", [{"N": 13, "M": 5}, {"N": 1, "M": 1}, {"N": 2, "M": 33}])
+def test_size_dependent_indices_run_as_the_oracle_says(sizes):
+    agrees_with_the_oracle(REVERSED, sizes, name="flip.design")
+
+
+def test_a_reversed_read_reverses():
+    kernel = irkit.compile(REVERSED, name="flip.design")
+    x = np.arange(6, dtype=np.float32).reshape(3, 2)
+    out = kernel({"N": 3, "M": 2}, X=x)
+    np.testing.assert_array_equal(out["Y"], x[::-1, :] + x[:, ::-1] / 2)
+    np.testing.assert_array_equal(out["last"], x[2])
+
+
+def test_size_dependent_indices_print_back_verify_and_raise():
+    from irkit.backends.design_text import print_design
+    from irkit.raising.to_design import raise_module
+    from irkit.raising.to_tensorop import raise_kernel
+    from irkit.raising.verify import compare_modules, lowered_loops
+
+    module = parse_design(REVERSED, "flip.design")
+    assert "Y[i, j] = X[N - 1 - i, j] + X[i, M - 1 - j] / M" in print_design(module)
+    assert [d.message for d in compare_modules(module, lowered_loops(module))] == []
+    loops = lowered_loops(module)
+    kernel = next(iter(loops.body.block.ops))
+    loops.body.block.insert_op_before(raise_kernel(kernel), kernel)
+    loops.body.block.detach_op(kernel)
+    raised = parse_design(print_design(raise_module(loops)), "raised.design")
+    assert [d.message for d in compare_modules(raised, lowered_loops(module))] == []
+
+
+def test_a_size_dependent_index_past_the_end_is_a_located_error(capsys, tmp_path):
+    from irkit.tools.cli import main
+
+    path = tmp_path / "bad.design"
+    path.write_text(REVERSED.replace("X[N - 1 - i, j] +", "X[N - i, j] +"))
+    assert main(["check", str(path)]) != 0
+    err = capsys.readouterr().err
+    assert "index 'N - i' of 'X' (dimension 1) reaches N, past the last element N - 1" in err and f"{path}:6:" in err
