@@ -337,8 +337,9 @@ def _identity(combine: str, dt: np.dtype) -> object:
         return 0
     if combine == "mul":
         return 1
-    big = np.inf if dt.kind == "f" else np.iinfo(dt).max
-    return -big if combine == "max" else big
+    if dt.kind == "f":
+        return -np.inf if combine == "max" else np.inf
+    return np.iinfo(dt).min if combine == "max" else np.iinfo(dt).max
 
 
 def _check_bounds(nest: _Nest, access: _Access, dim: int, lo: int, hi: int) -> None:
