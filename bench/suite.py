@@ -69,7 +69,7 @@ def irkit_contender(case: Case) -> tuple[Contender, dict[str, np.ndarray], objec
     arrays: dict[str, np.ndarray] = {}
     for t in compiled.tensor_args:
         arrays[t.name] = compiled.empty(t.name, sizes)
-        if t.role == "input":
+        if t.role in ("input", "inout"):  # an in-out tensor starts from the case's values
             arrays[t.name][...] = case.inputs[t.name]
     checked = {"done": False}
 
@@ -176,6 +176,19 @@ def numpy_layernorm(arrays: dict[str, np.ndarray]) -> Contender:
     return Contender("numpy (two passes, in place)", call, lambda: y)
 
 
+def numpy_syrk(arrays: dict[str, np.ndarray]) -> Contender:
+    a, alpha, c0 = arrays["A"], arrays["alpha"], arrays["C"].copy()
+    c = machine.aligned_empty(c0.shape)
+    square = np.empty_like(c)
+
+    def call() -> None:
+        np.matmul(a, a.T, out=square)  # BLAS sgemm: the whole square, twice the triangle's flops
+        np.multiply(square, alpha, out=square)
+        np.add(c0, np.tril(square), out=c)
+
+    return Contender("numpy A @ A.T (OpenBLAS), lower triangle", call, lambda: c)
+
+
 def c_triad_inplace(arrays: dict[str, np.ndarray]) -> Contender:
     lib = machine.peers_library()
     a, b, c0 = arrays["a"], arrays["b"], arrays["c"]
@@ -271,6 +284,11 @@ def cases(names: list[str], quick: bool, rng: np.random.Generator) -> list[Case]
                     [numpy_layernorm])  # fmt: skip
         case.inputs = {"X": rng.standard_normal((m, n), dtype=np.float32), "gamma": uniform(n), "beta": uniform(n),
                        "eps": np.asarray(1e-5, np.float32)}  # fmt: skip
+        out.append(case)
+    if "syrk" in names:
+        n, k = (64, 48) if quick else (1024, 1024)
+        case = Case("syrk (lower triangle)", f"{n}x{k}", "syrk.design", {"N": n, "K": k}, "C", k, [numpy_syrk])
+        case.inputs = {"A": uniform(n, k), "C": uniform(n, n), "alpha": np.asarray(0.5, np.float32)}
         out.append(case)
     return out
 

@@ -20,7 +20,7 @@ from irkit.dialects import design as d
 from irkit.named_ops import get_named_op
 
 ITEMSIZE = {"f32": 4, "f64": 8, "i32": 4}
-_NOT_WORK = ("design.read", "design.yield", "arith.constant")
+_NOT_WORK = ("design.read", "design.value", "design.yield", "arith.constant")
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ def work(module: ModuleOp, sizes: dict[str, int]) -> Work:
         if isinstance(op, d.NamedOp):
             flops += _named_flops(op, shapes)
         elif isinstance(op, d.StmtOp):
-            flops += _stmt_flops(op, shapes)
+            flops += _stmt_flops(op, shapes, sizes)
     # compulsory traffic: inputs read, outputs written, in-out tensors both
     passes = {"input": 1, "output": 1, "inout": 2}
     nbytes = sum(prod(shapes[n]) * ITEMSIZE[t.dtype.data] * passes.get(t.role.data, 0) for n, t in tensors.items())
@@ -79,7 +79,33 @@ def stmt_extents(op: d.StmtOp, shapes: dict[str, list[int]]) -> dict[str, int]:
     return extents
 
 
-def _stmt_flops(op: d.StmtOp, shapes: dict[str, list[int]]) -> int:
-    domain = prod(stmt_extents(op, shapes).values())
+def _stmt_flops(op: d.StmtOp, shapes: dict[str, list[int]], sizes: dict[str, int] | None = None) -> int:
+    extents = stmt_extents(op, shapes)
+    domain = domain_points(op, extents, sizes or {})
     per_point = sum(1 for o in op.body.block.ops if o.name not in _NOT_WORK) + (op.kind.data != "=")
     return domain * per_point
+
+
+def domain_points(op: d.StmtOp, extents: dict[str, int], sizes: dict[str, int]) -> int:
+    """The points of a statement's domain: its box, or the part of it its `where` keeps (a
+    triangle is half a square).  Counted over the indices the constraints name, one row of the
+    first of them at a time, the other indices multiplying."""
+    import numpy as np
+
+    from irkit.affine.where import holds, linear, normal_form
+
+    box = prod(extents.values())
+    if not op.where_texts:
+        return box
+    constraints = [normal_form(t) for t in op.where_texts]
+    named = [v for v in extents if any(v in linear(c.expr)[0] for c in constraints)]
+    free = prod(n for v, n in extents.items() if v not in named)
+    env: dict[str, object] = dict(sizes)
+    rest = named[1:]
+    grid = {v: np.arange(extents[v]).reshape([-1 if k == i else 1 for k in range(len(rest))]) for i, v in enumerate(rest)}
+    count = 0
+    for first in range(extents[named[0]]) if named else []:
+        env.update(grid, **{named[0]: first})
+        inside = holds(constraints, env)
+        count += int(np.broadcast_to(inside, [extents[v] for v in rest]).sum()) if rest else int(bool(inside))
+    return count * free

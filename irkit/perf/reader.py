@@ -241,9 +241,19 @@ class Reader:
             if outer is None or outer.step != 1:
                 continue
             # by one per iteration (`i + 1`), not by a panel (`N - 16 * p`: a pack's tail)
-            for e in lbs + ubs:
-                if v in e.free() and abs(_step_in(e, v)) == 1:
-                    outer.shapes_inner = True
+            if any(v in e.free() and abs(_step_in(e, v)) == 1 for e in lbs + ubs):
+                self.mark_up(outer)
+
+    def mark_up(self, loop: Loop) -> None:
+        """`loop` sums a triangle's rows, and so do the loops its own bounds follow (the tiles of a
+        split triangle: `ii` runs from `io`, so the rows vary with `io` too)."""
+        todo = [loop]
+        while todo:
+            current = todo.pop()
+            if current.shapes_inner:
+                continue
+            current.shapes_inner = True
+            todo += [self.loops[v] for v in (current.lb.free() | current.ub.free()) if v in self.loops]
 
     def read_op(self, op: Operation, loop: Loop) -> None:
         if isinstance(op, lp.LoadOp | lp.StoreOp):

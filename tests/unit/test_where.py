@@ -216,3 +216,12 @@ def test_triangles_build_warning_free_and_run_asan_clean():
     for text, sizes in ((SYRK, {"N": 19, "K": 5}), (TRMM, {"M": 9, "N": 7}), (BAND, {"N": 6})):
         result = run_harness(loop_ir(text), None, sizes, flags)
         assert result.returncode == 0, result.stderr[-3000:]
+
+
+def test_work_counts_the_points_of_the_domain():
+    from irkit.metrics import work
+
+    flops = work(parse_design(SYRK, "syrk.design"), {"N": 100, "K": 7}).flops
+    assert flops == 100 * 101 // 2 * 7 * 3  # alpha * A * A, then the add: 3 per point of the triangle
+    band = work(parse_design(BAND, "band.design"), {"N": 10}).flops
+    assert band == 10 * 1 + (10 * 5 - 2 * 3)  # the diagonal's add; the band's points (each a max)
