@@ -43,13 +43,22 @@ def _spans(root: Loop, include_root: bool) -> dict[str, Expr]:
         n = ex.subs(loop.core_trips(), env)
         if not is_root or include_root:
             spans[loop.var] = ex.max_(ex.ZERO, (n - 1) * loop.step)
-        env[loop.var] = lb
+        env[loop.var] = representative(loop, lb, env)
         for child in loop.loops:
             visit(child, False)
         del env[loop.var]
 
     visit(root, True)
     return spans
+
+
+def representative(loop: Loop, lb: Expr, env: dict[str, Expr]) -> Expr:
+    """The iteration of `loop` the loops inside it are sized at: the first (a tile's full
+    iterations), or the middle one when it shapes a triangle (its rows grow or shrink with it,
+    and the first row is the smallest or the largest)."""
+    if not loop.shapes_inner:
+        return lb
+    return lb + ex.fdiv(ex.subs(loop.trips(), env) - 1, 2) * loop.step
 
 
 def _accesses_under(root: Loop) -> list[Access]:
@@ -476,7 +485,7 @@ def _at_first(loop: Loop, e: Expr) -> Expr:
     node: Loop | None = loop
     while node is not None:
         if node.var in e.free():
-            e = ex.subs(e, {node.var: node.lb})
+            e = ex.subs(e, {node.var: representative(node, node.lb, {})})
         node = node.parent
     return e
 
