@@ -11,7 +11,13 @@ import pytest
 
 import irkit
 from irkit.frontend import parse_design
-from tests.unit.oracle_agreement import agrees_with_the_oracle
+from tests.unit.oracle_agreement import (
+    agrees_with_the_oracle,
+    builds_clean_and_runs_asan_clean,
+    irkit_says,
+    raised_document,
+    semantic_check_agrees,
+)
 
 GEMM_UPDATE = """design gemmupd {
   sizes { M = 67, N = 45, K = 33 }
@@ -91,15 +97,8 @@ def test_the_kernel_updates_the_buffer_in_place():
 
 
 @pytest.mark.parametrize("engine", ["c", "interp"])
-def test_the_semantic_check_runs_inout_on_both_engines(engine, capsys, tmp_path):
-    from irkit.tools.opt import main
-
-    path = tmp_path / "gemmupd.design"
-    path.write_text(GEMM_UPDATE)
-    code = main([str(path), "-p", "lower-design,lower-tensorop,apply-schedule", "--check-semantics",
-                 "--check-semantics-engine", engine, "-o", str(tmp_path / "out.mlir")])  # fmt: skip
-    err = capsys.readouterr().err
-    assert code == 0 and "results agree after passes" in err, err
+def test_the_semantic_check_runs_inout_on_both_engines(engine, tmp_path):
+    semantic_check_agrees(GEMM_UPDATE, engine, tmp_path)
 
 
 def test_xdsl_interpreter_agrees_on_inout_and_scalars():
@@ -123,17 +122,7 @@ def test_inout_prints_back_and_verifies(text):
 
 @pytest.mark.parametrize("text", ALL)
 def test_raising_gives_the_updates_back(text):
-    from irkit.backends.design_text import print_design
-    from irkit.raising.to_design import raise_module
-    from irkit.raising.to_tensorop import raise_kernel
-    from irkit.raising.verify import lowered_loops
-
-    loops = lowered_loops(parse_design(text, "inout.design"))
-    kernel = next(iter(loops.body.block.ops))
-    raised = raise_kernel(kernel)
-    loops.body.block.insert_op_before(raised, kernel)
-    loops.body.block.detach_op(kernel)
-    printed = print_design(raise_module(loops))
+    printed = raised_document(text)
     statements = [line.strip() for line in text.splitlines() if "] = " in line or "+=" in line or "max=" in line]
     assert all(s in printed for s in statements), printed
     assert " inout" in printed
@@ -153,14 +142,8 @@ BAD = [
 
 @pytest.mark.parametrize("old, new, message", BAD)
 def test_a_read_of_the_target_elsewhere_is_a_located_error(old, new, message, capsys, tmp_path):
-    from irkit.tools.cli import main
-
-    path = tmp_path / "bad.design"
-    path.write_text(SCALE.replace(old, new))
-    assert main(["check", str(path)]) != 0
-    err = capsys.readouterr().err
-    assert message in err and f"{path}:6:" in err, err
-    assert "Traceback" not in err
+    status, err, path = irkit_says(SCALE.replace(old, new), tmp_path)
+    assert status != 0 and message in err and f"{path}:6:" in err, err
 
 
 def test_an_inout_never_written_is_a_warning(capsys, tmp_path):
@@ -174,14 +157,5 @@ def test_an_inout_never_written_is_a_warning(capsys, tmp_path):
 
 
 def test_inout_builds_warning_free_and_runs_asan_clean():
-    from irkit.backends.harness import ASAN_FLAGS, run_harness
-    from tests.unit.test_c_vector import WERROR, asan_or_skip, loop_ir
-
-    for text in ALL:
-        irkit.compile(text, name="inout.design", cflags=WERROR)
-    asan_or_skip()
-    flags = [*ASAN_FLAGS, "-O3", "-march=native", "-fno-math-errno", "-DIRKIT_NT_MIN_BYTES=0"]
-    for text, sizes in ((GEMM_UPDATE, {"M": 9, "N": 37, "K": 5}), (CHAIN, {"N": 7})):
-        result = run_harness(loop_ir(text), None, sizes, flags)
-        assert result.returncode == 0, result.stderr[-3000:]
-        assert "checksum C" in result.stdout or "checksum s" in result.stdout
+    outputs = builds_clean_and_runs_asan_clean(ALL, [(GEMM_UPDATE, {"M": 9, "N": 37, "K": 5}), (CHAIN, {"N": 7})])
+    assert "checksum C" in outputs[0] and "checksum s" in outputs[1]

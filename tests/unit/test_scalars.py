@@ -11,7 +11,13 @@ import pytest
 import irkit
 from irkit.frontend import parse_design
 from irkit.perf import load_hardware, predict
-from tests.unit.oracle_agreement import agrees_with_the_oracle
+from tests.unit.oracle_agreement import (
+    agrees_with_the_oracle,
+    builds_clean_and_runs_asan_clean,
+    irkit_says,
+    raised_document,
+    semantic_check_agrees,
+)
 
 AXPBY = """design axpby {
   sizes { N = 1000 }
@@ -129,17 +135,7 @@ def test_scalars_print_back_as_written_and_verify(text):
 
 @pytest.mark.parametrize("text", ALL)
 def test_raising_the_loops_gives_the_scalars_and_sizes_back(text):
-    from irkit.backends.design_text import print_design
-    from irkit.raising.to_design import raise_module
-    from irkit.raising.to_tensorop import raise_kernel
-    from irkit.raising.verify import lowered_loops
-
-    loops = lowered_loops(parse_design(text, "scalars.design"))
-    kernel = next(iter(loops.body.block.ops))
-    raised = raise_kernel(kernel)
-    loops.body.block.insert_op_before(raised, kernel)
-    loops.body.block.detach_op(kernel)
-    printed = print_design(raise_module(loops))
+    printed = raised_document(text)
     for line in text.splitlines():
         if line.strip().startswith("scalar"):
             assert line.strip() in printed
@@ -148,20 +144,8 @@ def test_raising_the_loops_gives_the_scalars_and_sizes_back(text):
 
 
 @pytest.mark.parametrize("engine", ["c", "interp"])
-def test_the_semantic_check_runs_scalars_on_both_engines(engine, capsys):
-    import tempfile
-    from pathlib import Path
-
-    from irkit.tools.opt import main
-
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "rownorm.design"
-        path.write_text(ROW_NORM)
-        code = main([str(path), "-p", "lower-design,lower-tensorop,apply-schedule", "--check-semantics",
-                     "--check-semantics-engine", engine, "-o", str(Path(tmp) / "out.mlir")])  # fmt: skip
-    err = capsys.readouterr().err
-    assert code == 0, err
-    assert "results agree after passes 'lower-design', 'lower-tensorop', 'apply-schedule'" in err
+def test_the_semantic_check_runs_scalars_on_both_engines(engine, tmp_path):
+    semantic_check_agrees(ROW_NORM, engine, tmp_path)
 
 
 def test_inputs_file_gives_the_scalars(tmp_path, capsys):
@@ -198,14 +182,8 @@ BAD = [
 
 @pytest.mark.parametrize("old, new, line, message", BAD)
 def test_a_wrong_scalar_is_a_located_error(old, new, line, message, capsys, tmp_path):
-    from irkit.tools.cli import main
-
-    path = tmp_path / "bad.design"
-    path.write_text(AXPBY.replace(old, new))
-    assert main(["check", str(path)]) != 0
-    err = capsys.readouterr().err
-    assert message in err and f"{path}:{line}:" in err, err
-    assert "Traceback" not in err
+    status, err, path = irkit_says(AXPBY.replace(old, new), tmp_path)
+    assert status != 0 and message in err and f"{path}:{line}:" in err, err
 
 
 def test_an_unused_scalar_is_a_warning(capsys, tmp_path):
@@ -218,17 +196,7 @@ def test_an_unused_scalar_is_a_warning(capsys, tmp_path):
 
 
 def test_scalars_build_warning_free_and_run_asan_clean():
-    from irkit.backends.harness import ASAN_FLAGS, run_harness
-    from tests.unit.test_c_vector import WERROR, asan_or_skip, loop_ir
-
-    for text in ALL:
-        irkit.compile(text, name="scalars.design", cflags=WERROR)
-    asan_or_skip()
-    flags = [*ASAN_FLAGS, "-O3", "-march=native", "-fno-math-errno", "-DIRKIT_NT_MIN_BYTES=0"]
-    for text, sizes in ((ROW_NORM, {"M": 5, "N": 37}), (AXPBY, {"N": 77})):
-        result = run_harness(loop_ir(text), None, sizes, flags)
-        assert result.returncode == 0, result.stderr[-3000:]
-
+    builds_clean_and_runs_asan_clean(ALL, [(ROW_NORM, {"M": 5, "N": 37}), (AXPBY, {"N": 77})])
 
 REVERSED = """design flip {
   sizes { N = 13, M = 5 }
@@ -260,18 +228,12 @@ def test_a_reversed_read_reverses():
 
 def test_size_dependent_indices_print_back_verify_and_raise():
     from irkit.backends.design_text import print_design
-    from irkit.raising.to_design import raise_module
-    from irkit.raising.to_tensorop import raise_kernel
     from irkit.raising.verify import compare_modules, lowered_loops
 
     module = parse_design(REVERSED, "flip.design")
     assert "Y[i, j] = X[N - 1 - i, j] + X[i, M - 1 - j] / M" in print_design(module)
     assert [d.message for d in compare_modules(module, lowered_loops(module))] == []
-    loops = lowered_loops(module)
-    kernel = next(iter(loops.body.block.ops))
-    loops.body.block.insert_op_before(raise_kernel(kernel), kernel)
-    loops.body.block.detach_op(kernel)
-    raised = parse_design(print_design(raise_module(loops)), "raised.design")
+    raised = parse_design(raised_document(REVERSED), "raised.design")
     assert [d.message for d in compare_modules(raised, lowered_loops(module))] == []
 
 

@@ -13,7 +13,13 @@ import pytest
 import irkit
 from irkit.frontend import parse_design
 from irkit.perf import load_hardware, predict
-from tests.unit.oracle_agreement import agrees_with_the_oracle
+from tests.unit.oracle_agreement import (
+    agrees_with_the_oracle,
+    builds_clean_and_runs_asan_clean,
+    irkit_says,
+    raised_document,
+    semantic_check_agrees,
+)
 
 SYRK = """design syrk {
   sizes { N = 37, K = 11 }
@@ -100,19 +106,10 @@ def test_where_prints_back_and_verifies(text):
 
 @pytest.mark.parametrize("text", ALL)
 def test_raising_gives_the_domain_back(text):
-    from irkit.backends.design_text import print_design
-    from irkit.raising.to_design import raise_module
-    from irkit.raising.to_tensorop import raise_kernel
-    from irkit.raising.verify import lowered_loops
+    from irkit.raising.verify import compare_modules, lowered_loops
 
-    loops = lowered_loops(parse_design(text, "where.design"))
-    kernel = next(iter(loops.body.block.ops))
-    loops.body.block.insert_op_before(raise_kernel(kernel), kernel)
-    loops.body.block.detach_op(kernel)
-    printed = print_design(raise_module(loops))
+    printed = raised_document(text)
     again = parse_design(printed, "raised.design")
-    from irkit.raising.verify import compare_modules
-
     assert [d.message for d in compare_modules(again, lowered_loops(parse_design(text, "w.design")))] == []
     assert "where" in printed
 
@@ -133,15 +130,8 @@ def test_verify_reports_a_lost_constraint():
 
 
 @pytest.mark.parametrize("engine", ["c", "interp"])
-def test_the_semantic_check_runs_triangles_on_both_engines(engine, capsys, tmp_path):
-    from irkit.tools.opt import main
-
-    path = tmp_path / "trmm.design"
-    path.write_text(TRMM)
-    code = main([str(path), "-p", "lower-design,lower-tensorop,apply-schedule", "--check-semantics",
-                 "--check-semantics-engine", engine, "-o", str(tmp_path / "out.mlir")])  # fmt: skip
-    err = capsys.readouterr().err
-    assert code == 0 and "results agree after passes" in err, err
+def test_the_semantic_check_runs_triangles_on_both_engines(engine, tmp_path):
+    semantic_check_agrees(TRMM, engine, tmp_path)
 
 
 def test_xdsl_interpreter_agrees_on_triangles():
@@ -195,27 +185,12 @@ BAD = [
 
 @pytest.mark.parametrize("old, new, message", BAD)
 def test_a_wrong_constraint_is_a_located_error(old, new, message, capsys, tmp_path):
-    from irkit.tools.cli import main
-
-    path = tmp_path / "bad.design"
-    path.write_text(SYRK.replace(old, new))
-    assert main(["check", str(path)]) != 0
-    err = capsys.readouterr().err
-    assert message in err and f"{path}:6:" in err, err
-    assert "Traceback" not in err
+    status, err, path = irkit_says(SYRK.replace(old, new), tmp_path)
+    assert status != 0 and message in err and f"{path}:6:" in err, err
 
 
 def test_triangles_build_warning_free_and_run_asan_clean():
-    from irkit.backends.harness import ASAN_FLAGS, run_harness
-    from tests.unit.test_c_vector import WERROR, asan_or_skip, loop_ir
-
-    for text in ALL:
-        irkit.compile(text, name="where.design", cflags=WERROR)
-    asan_or_skip()
-    flags = [*ASAN_FLAGS, "-O3", "-march=native", "-fno-math-errno", "-DIRKIT_NT_MIN_BYTES=0"]
-    for text, sizes in ((SYRK, {"N": 19, "K": 5}), (TRMM, {"M": 9, "N": 7}), (BAND, {"N": 6})):
-        result = run_harness(loop_ir(text), None, sizes, flags)
-        assert result.returncode == 0, result.stderr[-3000:]
+    builds_clean_and_runs_asan_clean(ALL, [(SYRK, {"N": 19, "K": 5}), (TRMM, {"M": 9, "N": 7}), (BAND, {"N": 6})])
 
 
 def test_work_counts_the_points_of_the_domain():
