@@ -32,7 +32,7 @@ from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
 from xdsl.ir import Operation, SSAValue
 
 from irkit.affine.bounds import access_forms, lower_terms, upper_terms
-from irkit.affine.linear import Div, Lin, NotAffine, lin_of
+from irkit.affine.linear import Div, Lin, NotAffine, lin_of, split_floordiv
 from irkit.affine.prove import Prover, Ranges, multiple_of
 from irkit.diagnostics import Diagnostic
 from irkit.dialects import loop as lp
@@ -200,6 +200,11 @@ def _access_problem(
         try:
             low_ok = prover.nonneg(index)
             high_ok = prover.nonneg(extent - 1 - index)
+            if not (low_ok and high_ok):  # again with the multiples pulled out of each division:
+                # `(x - 15 * (x floordiv 15)) floordiv 3` is `(x floordiv 3) - 5 * (x floordiv 15)`
+                split = lin_of(op.map.data.results[d], list(op.indices), div=split_floordiv)
+                low_ok = low_ok or prover.nonneg(split)
+                high_ok = high_ok or prover.nonneg(extent - 1 - split)
         except NotAffine:
             return (
                 f"{what} {buffer}[{shown}]: index {d} has too many bound terms through its loops, so it "

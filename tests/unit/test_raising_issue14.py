@@ -19,7 +19,7 @@ import shutil
 import subprocess
 
 import pytest
-from hypothesis import HealthCheck, assume, given, note, settings
+from hypothesis import HealthCheck, assume, example, given, note, settings
 from strategies import matmul_chain_documents
 
 from irkit.affine.linear import Lin, floordiv_atom
@@ -282,6 +282,13 @@ def test_upper_bounds_are_compared_by_proof():
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large],
 )
 @given(matmul_chain_documents())
+@example(  # a pack read through an unroll_jam tail: its index is `x` spelled with nested floordivs
+    "design mm2 {\n  sizes { M = 5, N = 5, K = 5, L = 5 }\n  tensor A : f32[M, K] input\n  tensor B : f32[K, N] input\n"
+    "  tensor C : f32[N, L] input\n  tensor T : f32[M, N] temp\n  tensor D : f32[M, L] output\n"
+    "  T[i, j] += A[i, k] * B[k, j]\n  D[i, j] += T[i, k] * C[k, j]\n  schedule T { reorder k, j, i; vectorize i by 4 }\n"
+    "  schedule D { tile i, j by 2, 15 -> io, jo, ii, ji; reorder io, k, jo, ji, ii; parallel io; unroll_jam ji by 3; "
+    "pack C at k }\n}\n"
+)
 def test_random_blocked_chains_verify_whenever_they_run_correctly(text):
     """Random two- and three-stage chains with loop names reused across stages: a schedule the
     passes accept computes the oracle's result, and then `verify` finds no difference."""
