@@ -150,6 +150,9 @@ def bound_text(coeffs: dict[str, int], const: int, order: list[str]) -> str:
         return f"{format_affine(as_expr(dict(sorted(coeffs.items())), const))} >= 0"
     v = inner[-1]
     k = coeffs[v]
-    rest = {n: -c * k for n, c in coeffs.items() if n != v}
-    rest_text = format_affine(as_expr(dict(sorted(rest.items())), -const * k))
+    rest = dict(sorted({n: -c * k for n, c in coeffs.items() if n != v}.items()))
+    bound = -const * k
+    if rest and bound == k:  # `k >= i + 1` reads `k > i`, `j <= i - 1` reads `j < i`
+        return f"{v} {'>' if k == 1 else '<'} {format_affine(as_expr(rest, 0))}"
+    rest_text = format_affine(as_expr(rest, bound))
     return f"{v} >= {rest_text}" if k == 1 else f"{v} <= {rest_text}"

@@ -368,6 +368,19 @@ SUITE: dict[str, KernelSuite] = {
             ),
         ),
         KernelSuite(
+            "trmm",
+            (
+                OWN,
+                NAIVE,
+                SERIAL,
+            ),
+            (
+                _sizes("L2", M=128, N=128),
+                _sizes("L3", M=512, N=256),
+                _sizes("DRAM", M=2048, N=1280),
+            ),
+        ),
+        KernelSuite(
             "transpose",
             (
                 OWN,

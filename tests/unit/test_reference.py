@@ -37,6 +37,7 @@ SMALL = {
     "elementwise": {"M": 13, "N": 11},
     "layernorm": {"M": 7, "N": 13},
     "syrk": {"N": 9, "K": 5},
+    "trmm": {"M": 9, "N": 7},
 }
 
 
@@ -105,6 +106,13 @@ def test_syrk():
     c = R.evaluate_design(example("syrk"), x, SMALL["syrk"])["C"]
     a = f64(x["A"])
     assert_close(c, f64(x["C"]) + float(x["alpha"]) * np.tril(a @ a.T), n=5)
+
+
+def test_trmm():
+    x = R.random_inputs(example("trmm"), SMALL["trmm"])
+    c = R.evaluate_design(example("trmm"), x, SMALL["trmm"])["C"]
+    a, b = f64(x["A"]), f64(x["B"])
+    assert_close(c, float(x["alpha"]) * (b + np.tril(a, -1).T @ b), n=10)
 
 
 def test_softmax():
