@@ -77,25 +77,16 @@ def irkit_contender(case: Case) -> tuple[Contender, dict[str, np.ndarray], objec
         compiled(arrays, sizes)  # every argument checked once
         checked["done"] = True
 
-    for sc in getattr(compiled, "scalar_args", []):  # passed by value
+    for sc in compiled.scalar_args:  # passed by value
         arrays[sc.name] = np.asarray(case.inputs[sc.name])
-    try:
-        values = {s.value: sizes[s.name] for s in compiled.size_args}
-        values |= {t.value: arrays[t.name].ctypes.data for t in compiled.tensor_args}
-        values |= {sc.value: arrays[sc.name].item() for sc in getattr(compiled, "scalar_args", [])}
-        args = [values[a] for a in compiled.kernel.body.block.args]
-        fn = compiled.fn
+    args = compiled.arguments(arrays, sizes)
+    fn = compiled.fn
 
-        def call() -> None:
-            if not checked["done"]:
-                first_call()
-            else:
-                fn(*args)  # the kernel alone: the checks cost ~0.2 ms a call
-
-    except (AttributeError, KeyError):  # the runner's internals changed: use the public call
-
-        def call() -> None:
-            compiled(arrays, sizes)
+    def call() -> None:
+        if not checked["done"]:
+            first_call()
+        else:
+            fn(*args)  # the kernel alone: the checks cost ~0.2 ms a call
 
     out = arrays[case.output]
     return Contender("irkit", call, lambda: out), arrays, kernel

@@ -176,20 +176,19 @@ def kernel_scalars(kernel: func.FuncOp) -> list[ScalarArg]:
 
 def scalar_of(value: SSAValue) -> str | None:
     """The scalar's name when `value` is a kernel's scalar argument (a body reads it from above)."""
-    if not isinstance(value, BlockArgument) or isinstance(value.type, (IndexType, MemRefType)):
-        return None
-    kernel = value.owner.parent_op() if value.owner is not None else None
-    if not isinstance(kernel, func.FuncOp) or kernel.arg_attrs is None:
-        return None
-    attr = kernel.arg_attrs.data[value.index].data
-    return attr[NAME].data if NAME in attr else None  # type: ignore[attr-defined]
+    return None if isinstance(value.type, (IndexType, MemRefType)) else _argument_name(value)
 
 
 def size_of(value: SSAValue) -> str | None:
     """The size's name when `value` is a kernel's size argument."""
-    if not isinstance(value, BlockArgument) or not isinstance(value.type, IndexType):
+    return _argument_name(value) if isinstance(value.type, IndexType) else None
+
+
+def _argument_name(value: SSAValue) -> str | None:
+    """The `irkit.name` of a kernel function's argument (None for any other value)."""
+    if not isinstance(value, BlockArgument) or value.owner is None:
         return None
-    kernel = value.owner.parent_op() if value.owner is not None else None
+    kernel = value.owner.parent_op()
     if not isinstance(kernel, func.FuncOp) or kernel.arg_attrs is None or value.owner is not kernel.body.block:
         return None
     attr = kernel.arg_attrs.data[value.index].data

@@ -7,11 +7,10 @@ affine expression `e` over index variables and sizes with `e >= 0` (or
 `e == 0`), integer strictness folded in (`a < b` is `b - a - 1 >= 0`).
 
 A constraint bounds the *innermost* of its variables in the loop order
-(`j <= i` bounds `j` by `i`): `bounds` turns the constraints into a lower
-and an upper bound for each loop, each an expression over the loops
-outside it and the sizes.  A variable with a coefficient other than 1 or
--1 in its own constraint would need a floor or ceiling division; those are
-refused with a reason (`Unsupported`).
+(`j <= i` bounds `j` by `i`, `bounded_index`); lower-tensorop turns it into
+that loop's bound over the loops outside it and the sizes.  A variable with
+a coefficient other than 1 or -1 in its own constraint would need a floor
+or ceiling division; those are refused with a reason (`Unsupported`).
 """
 
 from __future__ import annotations
@@ -98,36 +97,20 @@ def as_expr(coeffs: dict[str, int], const: int) -> Expr:
     return out
 
 
-@dataclass
-class Bound:
-    """Bounds one constraint gives a loop: `lower <= v` and/or `v <= upper` (inclusive)."""
-
-    lower: list[Expr]
-    upper: list[Expr]
-
-
-def bounds(constraints: list[Constraint], loops: list[str]) -> dict[str, Bound]:
-    """Each loop's extra bounds from the constraints, over the loops outside it and the sizes."""
-    out = {v: Bound([], []) for v in loops}
-    for c in constraints:
-        coeffs, const = linear(c.expr)
-        inner = [v for v in loops if v in coeffs]
-        if not inner:
-            continue  # a condition on sizes alone: checked, not a bound
-        v = inner[-1]
-        k = coeffs.pop(v)
-        if abs(k) != 1:
-            raise Unsupported(
-                f"'{c.text}': {v} has the coefficient {abs(k)}; a bound on {v} would need a division (write the "
-                f"constraint with {v} alone on one side)"
-            )
-        # k*v + rest >= 0  ->  v >= -rest (k = 1)  or  v <= rest (k = -1)
-        rest = as_expr({n: -x * k for n, x in coeffs.items()}, -const * k)
-        if k == 1 or c.equal:
-            out[v].lower.append(rest)
-        if k == -1 or c.equal:
-            out[v].upper.append(rest)
-    return out
+def bounded_index(constraint: Constraint, order: list[str]) -> str | None:
+    """The index `constraint` bounds: the innermost of `order` it names (None if it names none);
+    `Unsupported` when that index's coefficient is not 1 or -1 (its bound would need a division)."""
+    coeffs, _ = linear(constraint.expr)
+    inner = [v for v in order if v in coeffs]
+    if not inner:
+        return None
+    v = inner[-1]
+    if abs(coeffs[v]) != 1:
+        raise Unsupported(
+            f"'{constraint.text}': {v} has the coefficient {abs(coeffs[v])}; a bound on {v} would need a division "
+            f"(write the constraint with {v} alone on one side)"
+        )
+    return v
 
 
 def holds(constraints: list[Constraint], env) -> object:

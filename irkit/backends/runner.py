@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DictionaryAttr, FileLineColLoc, IntegerAttr, ModuleOp
+from xdsl.ir import SSAValue
 
 from irkit.backends.c import c_symbol, emit_c
 from irkit.diagnostics import Diagnostic, DiagnosticError
@@ -274,19 +275,17 @@ class CompiledKernel:
         """Run the kernel on `arrays` (every tensor by name); outputs are written in place."""
         resolved = self.resolve_sizes(sizes)
         self.check(arrays, resolved)
-        args: list[object] = []
-        sizes_by_value = {s.value: s.name for s in self.size_args}
-        tensors_by_value = {t.value: t.name for t in self.tensor_args}
-        scalars_by_value = {s.value: s for s in self.scalar_args}
-        for arg in self.kernel.body.block.args:
-            if arg in sizes_by_value:
-                args.append(resolved[sizes_by_value[arg]])
-            elif arg in scalars_by_value:
-                sc = scalars_by_value[arg]
-                args.append(np.asarray(arrays[sc.name]).astype(NUMPY_DTYPES[sc.dtype]).item())
-            else:
-                args.append(arrays[tensors_by_value[arg]].ctypes.data)
-        self.fn(*args)
+        self.fn(*self.arguments(arrays, resolved))
+
+    def arguments(self, arrays: Mapping[str, object], sizes: Mapping[str, int]) -> list[object]:
+        """The C function's arguments in order, unchecked: sizes, scalars by value, buffers by
+        address (the caller keeps `arrays` alive while the arguments are used)."""
+        values: dict[SSAValue, object] = {s.value: sizes[s.name] for s in self.size_args}
+        values |= {t.value: arrays[t.name].ctypes.data for t in self.tensor_args}  # type: ignore[attr-defined]
+        values |= {
+            sc.value: np.asarray(arrays[sc.name]).astype(NUMPY_DTYPES[sc.dtype]).item() for sc in self.scalar_args
+        }
+        return [values[a] for a in self.kernel.body.block.args]
 
     def run(self, inputs: Mapping[str, np.ndarray], sizes: Mapping[str, object] | None = None) -> dict[str, np.ndarray]:
         """Allocate the outputs, run, return the outputs by name.

@@ -25,8 +25,7 @@ from dataclasses import dataclass, field
 from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
 from xdsl.ir import Operation
 
-from irkit.affine.where import Unsupported, linear, normal_form
-from irkit.affine.where import bounds as where_bounds
+from irkit.affine.where import Unsupported, bounded_index, linear, normal_form
 from irkit.affine_text import AffineTextError, Expr, Var, names_in, parse_affine
 from irkit.checks.hardware import check_hardware_block, check_hardware_ref
 from irkit.checks.schedule import check_schedules, suggest
@@ -430,7 +429,7 @@ class DesignChecker:
                 self.error(f"where {text_}: constrains no index of the statement ({', '.join(order)})", op, text_)
                 continue
             try:
-                where_bounds([constraint], order)
+                bounded_index(constraint, order)
             except Unsupported as err:
                 self.error(f"where {err}", op, text_)
                 continue

@@ -46,6 +46,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
 )
 from xdsl.ir import Attribute, Dialect, Operation, Region, SSAValue
+from xdsl.ir.affine import AffineConstraintKind, AffineExpr
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -179,6 +180,15 @@ class GenericOp(TensorOpBase):
     @property
     def iterator_kinds(self) -> list[str]:
         return [k.data for k in self.iterators.data]
+
+    def where_forms(self) -> list[tuple[AffineExpr, bool]]:
+        """The domain's constraints as `(e, equal)`: `e >= 0`, or `e == 0` when `equal`."""
+        if self.where is None:
+            return []
+        return [
+            (c.rhs - c.lhs if c.kind == AffineConstraintKind.le else c.lhs - c.rhs, c.kind == AffineConstraintKind.eq)
+            for c in self.where.data.constraints
+        ]
 
     def verify_(self) -> None:
         self.verify_common()

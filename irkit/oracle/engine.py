@@ -297,12 +297,7 @@ def _gather(nest: _Nest, access: _Access, ranges: list[tuple[int, int]]) -> np.n
             view = view.transpose(order)
             present = set(dim_loops)
             return view[tuple(slice(None) if p in present else None for p in range(len(loops)))]
-    grid = {}
-    for pos, name in enumerate(loops):
-        shape = [1] * len(loops)
-        lo, hi = ranges[pos]
-        shape[pos] = hi - lo
-        grid[name] = np.arange(lo, hi, dtype=np.int64).reshape(shape)
+    grid = _grid(loops, ranges)
     idx = []
     for dim, expr in enumerate(access.indices):
         value = evaluate(expr, grid)
@@ -315,16 +310,22 @@ def _gather(nest: _Nest, access: _Access, ranges: list[tuple[int, int]]) -> np.n
     return out.reshape((1,) * len(loops)) if out.ndim == 0 else out
 
 
+def _grid(loops: list[str], ranges: list[tuple[int, int]]) -> dict[str, np.ndarray]:
+    """Each loop's values over the block, as an open grid (one axis per loop)."""
+    grid = {}
+    for pos, name in enumerate(loops):
+        shape = [1] * len(loops)
+        lo, hi = ranges[pos]
+        shape[pos] = hi - lo
+        grid[name] = np.arange(lo, hi, dtype=np.int64).reshape(shape)
+    return grid
+
+
 def _mask(nest: _Nest, ranges: list[tuple[int, int]]) -> np.ndarray | None:
     """Where the block's points are in the statement's domain (None: all of them), one axis per loop."""
     if not nest.where:
         return None
-    grid = {}
-    for pos, name in enumerate(nest.loops):
-        shape = [1] * len(nest.loops)
-        lo, hi = ranges[pos]
-        shape[pos] = hi - lo
-        grid[name] = np.arange(lo, hi, dtype=np.int64).reshape(shape)
+    grid = _grid(nest.loops, ranges)
     mask = np.ones([hi - lo for lo, hi in ranges], dtype=bool)
     for expr, equal in nest.where:
         value = evaluate(expr, grid)

@@ -14,7 +14,6 @@ from xdsl.dialects.builtin import (
     ModuleOp,
 )
 from xdsl.ir import Operation, SSAValue
-from xdsl.ir.affine import AffineConstraintKind
 
 from irkit.affine.printer import TEXT_TREE
 from irkit.affine.where import normal_form
@@ -307,11 +306,7 @@ def _generic_nest(
                 combine = kinds[owner.name]
                 body = _Body([o for o in body.ops if o is not owner], body.leaves, other, out_leaf, body.outer)
     labels = [n.data for n in op.loop_names.data]
-    where = []
-    if op.where is not None:
-        for c in op.where.data.constraints:
-            expr = c.lhs - c.rhs if c.kind != AffineConstraintKind.le else c.rhs - c.lhs
-            where.append((TEXT_TREE.print(expr, loops, symbols), c.kind == AffineConstraintKind.eq))
+    where = [(TEXT_TREE.print(expr, loops, symbols), equal) for expr, equal in op.where_forms()]
     return _Nest(
         stage,
         loops,

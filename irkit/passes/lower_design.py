@@ -141,7 +141,6 @@ class Lowering:
         self.size_ops = [op for op in ops if isinstance(op, d.SizeOp)]
         self.size_names = [op.sym_name.data for op in self.size_ops]
         self.tensor_ops = {op.sym_name.data: op for op in ops if isinstance(op, d.TensorOp)}
-        self.scalar_ops = {op.sym_name.data: op for op in ops if isinstance(op, d.ScalarOp)}
         self.layouts = {op.tensor.data: op for op in ops if isinstance(op, d.LayoutOp)}
         self.schedules = {op.stage.data: op for op in ops if isinstance(op, d.ScheduleOp)}
         self.aligned = {op.tensor.data: op.alignment.value.data for op in ops if isinstance(op, d.AssumeAlignedOp)}

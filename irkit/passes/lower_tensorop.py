@@ -46,7 +46,7 @@ from xdsl.context import Context
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
-from xdsl.ir.affine import AffineConstraintKind, AffineExpr, AffineMap, AffineSet
+from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -95,24 +95,26 @@ def with_sizes_as_dims(
     return AffineMap(len(ivs) + len(used), 0, results), [*ivs, *(sizes[s] for s in used)]
 
 
-def where_bounds(where: AffineSet, p: int, ivs: Sequence[SSAValue], sizes: Sequence[SSAValue]) -> tuple[list[Lin], list[Lin]]:
-    """The lower and upper (exclusive) bounds `where` gives loop `p`: from each constraint whose
-    innermost loop is `p` (coefficient 1 or -1), over the loops outside it and the sizes."""
-    later = [f"@loop{q}" for q in range(p, where.num_dims)]  # stand-ins for the loops not built yet
+def where_bounds(
+    where: list[tuple[AffineExpr, bool]], n_loops: int, p: int, ivs: Sequence[SSAValue], sizes: Sequence[SSAValue]
+) -> tuple[list[Lin], list[Lin]]:
+    """The lower and upper (exclusive) bounds the domain's constraints (`GenericOp.where_forms`)
+    give loop `p`: from each whose innermost loop is `p` (coefficient 1 or -1), over the loops
+    outside it and the sizes."""
+    later = [f"@loop{q}" for q in range(p, n_loops)]  # stand-ins for the loops not built yet
     lower: list[Lin] = []
     upper: list[Lin] = []
-    for c in where.constraints:
-        expr = c.lhs - c.rhs if c.kind != AffineConstraintKind.le else c.rhs - c.lhs
+    for expr, equal in where:
         form = lin_of(expr, [*ivs, *later], list(sizes))
         if any(form.terms.get(v, 0) for v in later[1:]) or not form.terms.get(later[0], 0):
             continue  # its innermost loop is another one
         k = form.terms[later[0]]
         if abs(k) != 1:
-            raise NotAffine(f"loop {p} has the coefficient {k} in the where constraint {c}")
-        rest = Lin({v: -c_ * k for v, c_ in form.terms.items() if v != later[0]}, -form.const * k)
-        if k == 1 or c.kind == AffineConstraintKind.eq:
+            raise NotAffine(f"loop {p} has the coefficient {k} in the where constraint {expr} >= 0")
+        rest = Lin({v: -c * k for v, c in form.terms.items() if v != later[0]}, -form.const * k)
+        if k == 1 or equal:
             lower.append(rest)
-        if k == -1 or c.kind == AffineConstraintKind.eq:
+        if k == -1 or equal:
             upper.append(rest + Lin(const=1))
     return lower, upper
 
@@ -123,16 +125,16 @@ def build_nest(
     names: Sequence[str],
     stage: str,
     op: Operation,
-    where: AffineSet | None = None,
+    where: list[tuple[AffineExpr, bool]] | None = None,
 ) -> Nest:
     loops: list[lp.ForOp] = []
     for p, (expr, name) in enumerate(zip(extents, names)):
         upper, operands = extent_bound(expr, sizes)
         lower: AffineMap = AffineMap(0, 0, (AffineExpr.constant(0),))
         lower_operands: list[SSAValue] = []
-        if where is not None:
+        if where:
             ivs = [loop.induction_var for loop in loops]
-            lows, highs = where_bounds(where, p, ivs, sizes)
+            lows, highs = where_bounds(where, len(extents), p, ivs, sizes)
             if lows:
                 lower, lower_operands = build_map([Lin(const=0), *lows])
             if highs:
@@ -166,8 +168,7 @@ class KernelLowering:
 
     def generic(self, op: t.GenericOp) -> None:
         names = [s.data for s in op.loop_names.data]
-        where = op.where.data if op.where is not None else None
-        nest = build_nest(op.domain.data.results, list(op.sizes), names, op.stage.data, op, where)
+        nest = build_nest(op.domain.data.results, list(op.sizes), names, op.stage.data, op, op.where_forms())
         if op.schedule is not None and nest.outer is not None:
             nest.outer.attributes[SCHEDULE_ATTR] = op.schedule
         block = op.body.block

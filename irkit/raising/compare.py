@@ -37,7 +37,6 @@ from xdsl.ir.affine import (
     AffineBinaryOpExpr,
     AffineBinaryOpKind,
     AffineConstantExpr,
-    AffineConstraintKind,
     AffineDimExpr,
     AffineExpr,
 )
@@ -204,13 +203,10 @@ def generic_text(op: t.GenericOp, form: KernelForm, dims: list[str]) -> GenericT
 def where_text(op: t.GenericOp, dims: list[str], syms: list[str]) -> list[str]:
     """The generic's domain constraints as `form >= 0` texts over the loop names, one spelling for
     each (an equality is two inequalities), sorted: equal domains give equal lists."""
-    if op.where is None:
-        return []
     out: set[str] = set()
-    for c in op.where.data.constraints:
-        expr = c.lhs - c.rhs if c.kind != AffineConstraintKind.le else c.rhs - c.lhs
+    for expr, equal in op.where_forms():
         form = lin_of(expr, dims, syms, div=split_floordiv)
-        forms = [form, form.scale(-1)] if c.kind == AffineConstraintKind.eq else [form]
+        forms = [form, form.scale(-1)] if equal else [form]
         for f in forms:
             out.add(bound_text({str(v): k for v, k in f.terms.items()}, f.const, dims))
     return sorted(out)

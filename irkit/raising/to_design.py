@@ -36,6 +36,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from irkit.affine.printer import affine_text
+from irkit.affine.where import split_text
 from irkit.dialects import design as d
 from irkit.dialects import tensorop as t
 from irkit.directives import directive_op, entry_of_row
@@ -314,10 +315,7 @@ class DesignBuilder:
                 raise RaiseError(f"cannot print the write to '{w.buffer}' as a statement: it writes at {text}", op)
             lhs.append(text)
         prev = next((writes[i] for i in range(k - 1, -1, -1) if writes[i].buffer == w.buffer), None)
-        if prev is not None and isinstance(prev.op, t.FillOp):
-            kind = self._reduction_of(w, prev)
-        else:
-            kind = self._reduction_of(w, None)
+        kind = self._reduction_of(w, prev if prev is not None and isinstance(prev.op, t.FillOp) else None)
         block = Block()
         values: dict[SSAValue, SSAValue] = {}
         operand_names = [self.form.buffer_names[v] for v in op.ins]
@@ -464,12 +462,10 @@ def _equalities(texts: list[str]) -> list[str]:
     """`v >= e` and `v <= e` as the one constraint `v == e`."""
     out: list[str] = []
     for text in texts:
-        var, op, rest = text.partition(" >= ")[0], ">=", text.partition(" >= ")[2]
-        if op and rest and f"{var} <= {rest}" in texts:
+        var, op, rest = split_text(text)
+        if op == ">=" and f"{var} <= {rest}" in texts:
             out.append(f"{var} == {rest}")
-        elif " <= " in text and text.replace(" <= ", " >= ", 1) in texts:
-            continue
-        else:
+        elif not (op == "<=" and f"{var} >= {rest}" in texts):
             out.append(text)
     return out
 

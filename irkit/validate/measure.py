@@ -97,24 +97,14 @@ def prepare(kernel, sizes: dict[str, int], inputs: dict[str, np.ndarray]) -> Pre
         arrays[t.name] = compiled.empty(t.name, resolved)
         if t.role in ("input", "inout"):
             arrays[t.name][...] = inputs[t.name]
-    scalars = getattr(compiled, "scalar_args", [])
-    for sc in scalars:
+    for sc in compiled.scalar_args:
         arrays[sc.name] = np.asarray(inputs[sc.name])
     compiled(arrays, resolved)  # one call with every argument checked
-    try:
-        values = {s.value: resolved[s.name] for s in compiled.size_args}
-        values |= {t.value: arrays[t.name].ctypes.data for t in compiled.tensor_args}
-        values |= {sc.value: arrays[sc.name].item() for sc in scalars}
-        args = [values[a] for a in compiled.kernel.body.block.args]
-        fn = compiled.fn
+    args = compiled.arguments(arrays, resolved)
+    fn = compiled.fn
 
-        def call(_alive=arrays) -> None:  # the arrays live as long as the call: args are their addresses
-            fn(*args)
-
-    except (AttributeError, KeyError):  # the runner's internals changed: the public, checked call
-
-        def call() -> None:
-            compiled(arrays, resolved)
+    def call(_alive=arrays) -> None:  # the arrays live as long as the call: args are their addresses
+        fn(*args)
 
     output = next(t.name for t in compiled.tensor_args if t.role in ("output", "inout"))
     return Prepared(call, arrays, output)

@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 import irkit
-from irkit.affine.where import linear, normal_form
+from irkit.affine.where import bounded_index, linear, normal_form
 from irkit.backends.design_text import print_design
 from irkit.checks.design import DesignChecker
 from irkit.dialects import design as d
@@ -51,9 +51,11 @@ def unscheduled(path: Path) -> tuple[str, dict[str, tuple[list[str], set[str]]],
         deps: dict[str, set[str]] = {}
         if isinstance(stage.op, d.StmtOp):
             for text_ in stage.op.where_texts:
-                names = [v for v in stage.loops if v in linear(normal_form(text_).expr)[0]]
-                if names:
-                    deps.setdefault(names[-1], set()).update(names[:-1])
+                constraint = normal_form(text_)
+                inner = bounded_index(constraint, stage.loops)
+                if inner is not None:
+                    deps.setdefault(inner, set()).update(v for v in stage.loops if v in linear(constraint.expr)[0])
+                    deps[inner].discard(inner)
         stages[name] = (list(stage.loops), reductions, deps)
     sizes = [op.sym_name.data for op in design.body.block.ops if isinstance(op, d.SizeOp)]
     return print_design(module), stages, sizes
