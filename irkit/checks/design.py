@@ -28,6 +28,7 @@ from xdsl.ir import Operation
 from irkit.affine.where import Unsupported, bounded_index, linear, normal_form
 from irkit.affine_text import AffineTextError, Expr, Var, names_in, parse_affine
 from irkit.checks.hardware import check_hardware_block, check_hardware_ref
+from irkit.checks.pieces import Gap, Overlap, Part, box, overlaps, part_of, position, uncovered
 from irkit.checks.schedule import check_schedules, suggest
 from irkit.checks.symbolic import (
     INT64_MAX,
@@ -36,6 +37,7 @@ from irkit.checks.symbolic import (
     NotAffine,
     Samples,
     Verdict,
+    box_points,
     decide_eq,
     decide_le,
     describe_env,
@@ -85,6 +87,9 @@ class Stage:
     reads: list[str] = field(default_factory=list)
     reduction_loops: set[str] = field(default_factory=set)
     extents: dict[str, Expr] = field(default_factory=dict)  # loop -> its extent over the sizes
+    facts: Facts | None = None  # its loops' ranges and its `where` (index statements)
+    domain: list[tuple[Lin, bool]] = field(default_factory=list)  # its `where`: forms >= 0 (== 0 if True)
+    accesses: list[tuple[d.ReadOp, list[Expr]]] = field(default_factory=list)  # reads of other tensors
 
 
 Extents = dict[str, list[tuple[Expr, str, Operation]]]  # loop variable -> (extent, where, which op)
@@ -99,7 +104,8 @@ class DesignChecker:
         self.scalars: dict[str, d.ScalarOp] = {}
         self.scalar_readers: set[str] = set()
         self.shapes: dict[str, list[Expr] | None] = {}
-        self.stages: dict[str, Stage] = {}
+        self.stages: dict[str, Stage] = {}  # tensor -> its (first) writer
+        self.parts: dict[str, list[Stage]] = {}  # tensor -> every index statement that writes it
         self.order: list[Stage] = []
         self.read_by: dict[str, list[Stage]] = {}
         self.samples = Samples.build({}, {})
@@ -140,6 +146,7 @@ class DesignChecker:
                 self.index_stmt(op)
             elif isinstance(op, d.NamedOp):
                 self.named_stmt(op)
+        self.piecewise()
         self.usage()
         self.layouts([op for op in ops if isinstance(op, d.LayoutOp)])
         schedules = [op for op in ops if isinstance(op, d.ScheduleOp)]
@@ -272,15 +279,19 @@ class DesignChecker:
         if tensor.role.data == "input":
             self.error(f"'{name}' is an input and cannot be written; declare it output, inout or temp", op, name)
             return False
-        if name in self.stages:
-            self.error(
-                f"'{name}' is written by two statements (first at line {line_of(self.stages[name].op)}); "
-                "each tensor has one defining statement",
-                op,
-                name,
-            )
-            return False
-        return True
+        first = self.stages.get(name)
+        if first is None:
+            return True
+        if _is_part(op) and _is_part(first.op):
+            return True  # one part of a piecewise tensor; `parts` proves them disjoint
+        self.error(
+            f"'{name}' is written by two statements (first at line {line_of(first.op)}); a tensor has one "
+            "defining statement, or several '=' statements that each write a part of it "
+            f"({name}[...] = ... where ...), parts the checker proves disjoint",
+            op,
+            name,
+        )
+        return False
 
     def tensor_hint(self) -> str:
         if not self.tensors:
@@ -360,16 +371,35 @@ class DesignChecker:
                 if isinstance(idx, Var):
                     extents.setdefault(idx.name, []).append((shape[pos], f"dimension {pos + 1} of '{name}'", read))
         self.values(op, stmt_dtype)
-        self.domain(op, lhs_vars, list(extents))
+        stage.domain = self.domain(op, lhs_vars, list(extents))
         stage.extents = {var: uses[0][0] for var, uses in extents.items()}
-        facts = self.statement_facts(extents)
+        facts = self.statement_facts(extents).with_domain([r for f, eq in stage.domain for r in _rows(f, eq)])
+        stage.facts = facts
+        stage.accesses = accesses
         self.bind_variables(op, stage, lhs_vars, accesses, extents, facts)
         self.bounds(accesses, extents, facts)
         if ok:
-            self.stages[target] = stage
+            self.add_part(stage)
         self.order.append(stage)
         for name in dict.fromkeys(stage.reads):
             self.read_by.setdefault(name, []).append(stage)
+
+    def add_part(self, stage: Stage) -> None:
+        """Record a statement as the writer (or a further part) of its target; the parts of one
+        tensor name their indices alike, so that one schedule applies to each of them."""
+        parts = self.parts.setdefault(stage.target, [])
+        if parts and parts[0].loops != stage.loops:
+            first = parts[0]
+            self.error(
+                f"this part of '{stage.target}' indexes it as {stage.target}[{', '.join(stage.loops)}], the part at "
+                f"line {line_of(first.op)} as {stage.target}[{', '.join(first.loops)}]; name the indices of every part "
+                "alike, so that the tensor's schedule applies to each",
+                stage.op,
+                stage.target,
+            )
+            return
+        parts.append(stage)
+        self.stages.setdefault(stage.target, stage)
 
     def reads_own_element(self, op: d.StmtOp, read: d.ReadOp, indices: list[Expr], lhs: list[str | None]) -> bool:
         """An `=` statement into an in-out tensor may read the element it writes (`C[i, j] = beta * C[i, j]`):
@@ -401,14 +431,13 @@ class DesignChecker:
             )
         self.error(message, read, name)
 
-    def domain(self, op: d.StmtOp, lhs: list[str | None], variables: list[str]) -> None:
-        """The `where` constraints: affine over the statement's indices and the sizes, each bounding
-        an index (its innermost), and for an `=` into an output or a temporary, not leaving elements
-        unwritten."""
+    def domain(self, op: d.StmtOp, lhs: list[str | None], variables: list[str]) -> list[tuple[Lin, bool]]:
+        """The `where` constraints, as forms that are >= 0 (or == 0: True): affine over the
+        statement's indices and the sizes, each bounding an index (its innermost)."""
+        forms: list[tuple[Lin, bool]] = []
         if not op.where_texts:
-            return
+            return forms
         order = [v for v in lhs if v is not None] + [v for v in variables if v not in lhs]
-        target = self.tensors.get(op.target.data)
         for text_ in op.where_texts:
             try:
                 constraint = normal_form(text_)
@@ -433,14 +462,8 @@ class DesignChecker:
             except Unsupported as err:
                 self.error(f"where {err}", op, text_)
                 continue
-            on_lhs = [n for n in coeffs if n in lhs]
-            if on_lhs and op.kind.data == "=" and target is not None and target.role.data in ("output", "temp"):
-                self.error(
-                    f"where {text_} leaves elements of {target.role.data} '{op.target.data}' unwritten (an '=' writes "
-                    f"only the points where it holds); declare '{op.target.data}' inout, so the rest keeps its value",
-                    op,
-                    text_,
-                )
+            forms.append((to_lin(constraint.expr), constraint.equal))
+        return forms
 
     def values(self, op: d.StmtOp, stmt_dtype: str | None) -> None:
         """Scalars and sizes read by name: declared, and a scalar of the statement's type."""
@@ -694,9 +717,14 @@ class DesignChecker:
             counts = {v: e.evaluate(env) for v, e in facts.loops.items()}
             if any(n < 1 for n in counts.values()):
                 return None  # a loop of the statement is empty: nothing is read
-            (lo, _), (hi, _) = extremes(lin, {v: counts[v] for v in loops}, env)
+            found = _extremes(lin, facts, env)
+            if found is None:
+                return None  # the statement's domain is empty there
+            (lo, _), (hi, _) = found
             return lo >= 0 and hi <= last.evaluate(env)
 
+        if facts.domain:  # the constraints may bound more sizes than the index names
+            used = sorted(set(used) | {n for f in facts.domain for n in f.names() if n in self.sizes})
         env = search(fits, self.samples.around(set(used)))
         where = f"index '{text(idx)}' of '{name}' (dimension {pos + 1})"
         if env is None:
@@ -708,15 +736,16 @@ class DesignChecker:
                 name,
             )
             return
-        counts = {v: facts.loops[v].evaluate(env) for v in loops}
-        (lo, lo_at), (hi, hi_at) = extremes(lin, counts, env)
+        found = _extremes(lin, facts, env)
+        assert found is not None  # `fits` was False there, not None
+        (lo, lo_at), (hi, hi_at) = found
         sizes = describe_env(env, used)
         if lo < 0:
-            bound = facts.bound(lin, lowest=True)
+            bound = facts.bound(lin, lowest=True) if not facts.domain else None  # the box's corner, outside a where
             what = f"can be {bound.text()}, below 0" if bound is not None else "can be negative"
             self.error(f"{where} {what}" + _example(sizes, lo_at, lo, bound is not None), read, name)
             return
-        bound = facts.bound(lin, lowest=False)
+        bound = facts.bound(lin, lowest=False) if not facts.domain else None
         what = f"reaches {bound.text()}, past" if bound is not None else "goes past"
         self.error(
             f"{where} {what} the last element {last.text()}" + _example(sizes, hi_at, hi, bound is not None), read, name
@@ -840,6 +869,108 @@ class DesignChecker:
 
     # --- document-wide facts ----------------------------------------------------
 
+    def piecewise(self) -> None:
+        """Tensors written by `=` statements with a `where`: the parts are disjoint, an output's parts
+        cover it, and a temporary's cover every element a statement reads of it."""
+        for name, stages in self.parts.items():
+            shape = self._shape_lin(name)
+            if shape is None or not all(_is_part(s.op) and s.facts is not None for s in stages):
+                continue
+            parts = [part_of(s.loops, s.domain, line_of(s.op)) for s in stages]
+            for clash in overlaps(parts, shape, self.facts, self.samples):
+                self.overlap_error(name, stages[parts.index(clash.second)], clash)
+            if not any(s.domain for s in stages):
+                continue  # one statement without a where writes every element
+            role = self.tensors[name].role.data
+            if role == "output":
+                tensor = self.facts.with_loops(box(shape))
+                gap = uncovered(parts, tensor, [Lin.of(position(p)) for p in range(len(shape))], self.samples)
+                if gap is not None:
+                    self.gap_error(name, stages, gap, None)
+            elif role == "temp":
+                self.reads_covered(name, stages, parts, shape)
+
+    def reads_covered(self, name: str, stages: list[Stage], parts: list[Part], shape: list[Lin]) -> None:
+        """Every element read of a piecewise temporary is written by one of its parts."""
+        for reader in self.read_by.get(name, []):
+            if isinstance(reader.op, d.NamedOp) or reader.facts is None:  # reads the whole tensor
+                whole = self.facts.with_loops(box(shape))
+                gap = uncovered(parts, whole, [Lin.of(position(p)) for p in range(len(shape))], self.samples)
+                if gap is not None:
+                    self.gap_error(name, stages, gap, reader.op)
+                continue
+            for read, indices in reader.accesses:
+                if read.tensor.data != name:
+                    continue
+                try:
+                    at = [to_lin(e) for e in indices]
+                except NotAffine:
+                    continue
+                gap = uncovered(parts, reader.facts, at, self.samples)
+                if gap is not None:
+                    self.gap_error(name, stages, gap, read, indices)
+                    break
+
+    def _shape_lin(self, name: str) -> list[Lin] | None:
+        shape = self.shapes.get(name)
+        try:
+            return None if shape is None else [to_lin(e) for e in shape]
+        except NotAffine:
+            return None
+
+    def overlap_error(self, name: str, stage: Stage, clash: Overlap) -> None:
+        other = f"the statement at line {clash.first.line}"
+        if clash.point is None or clash.sizes is None:
+            self.error(
+                f"cannot prove that this part of '{name}' and {other} write different elements; make their "
+                "where clauses exclude each other (e.g. i == 0 and i >= 1)",
+                stage.op,
+                name,
+            )
+            return
+        cell = ", ".join(str(clash.point[position(p)]) for p in range(len(clash.point)))
+        self.error(
+            f"this part of '{name}' and {other} both write {name}[{cell}] (e.g. when "
+            f"{describe_env(clash.sizes, clash.used)}); "
+            "the parts of a tensor must be disjoint, or the result depends on their order",
+            stage.op,
+            name,
+        )
+
+    def gap_error(
+        self, name: str, stages: list[Stage], gap: Gap, reader: Operation | None, indices: list[Expr] | None = None
+    ) -> None:
+        """An output element no part writes, or a read of a temporary outside what its parts write."""
+        written = "; ".join(
+            f"line {line_of(s.op)}: {name}[{', '.join(s.loops)}] where {', '.join(s.op.where_texts)}"  # type: ignore[union-attr]
+            if s.op.where_texts  # type: ignore[union-attr]
+            else f"line {line_of(s.op)}: all of {name}"
+            for s in stages
+        )
+        example = ""
+        if gap.point is not None and gap.sizes is not None:
+            when = describe_env(gap.sizes, gap.used)
+            if indices is None:
+                example = f" (e.g. at {name}[{', '.join(str(k) for k in gap.point.values())}] when {when})"
+            else:  # the reader's indices at that point
+                shown = sorted({n for e in indices for n in names_in(e)} & set(gap.point))
+                example = f" (e.g. at {', '.join(f'{v} = {gap.point[v]}' for v in shown)} when {when})"
+        if reader is None:
+            last = stages[-1]
+            self.error(
+                f"output '{name}' has elements no statement writes{example}; written: {written}. Add a part for the "
+                f"rest, or declare '{name}' inout so that the rest keeps its value",
+                last.op,
+                name,
+            )
+            return
+        shown = f"{name}[{', '.join(text(e) for e in indices)}]" if indices is not None else f"all of '{name}'"
+        self.error(
+            f"reads {shown} outside the elements of temp '{name}' that are written{example}; written: {written}",
+            reader,
+            name,
+        )
+
     def usage(self) -> None:
         position = {id(stage): i for i, stage in enumerate(self.order)}
         for name, scalar in self.scalars.items():
@@ -848,7 +979,7 @@ class DesignChecker:
         for name, tensor in self.tensors.items():
             role = tensor.role.data
             readers = self.read_by.get(name, [])
-            writer = self.stages.get(name)
+            writer = self.parts[name][-1] if self.parts.get(name) else self.stages.get(name)  # the last part
             if role == "output" and writer is None:
                 self.error(f"output '{name}' is never written", tensor, name)
             if role == "temp" and not readers:
@@ -956,6 +1087,29 @@ class DesignChecker:
                 for name in names:
                     if name not in self.tensors:
                         self.error(f"assumption about undefined tensor '{name}'", op, name)
+
+
+def _is_part(op: Operation) -> bool:
+    """An `=` index statement: one that may write a part of its tensor."""
+    return isinstance(op, d.StmtOp) and op.kind.data == "="
+
+
+def _rows(form: Lin, equal: bool) -> list[Lin]:
+    return [form, form.scale(-1)] if equal else [form]
+
+
+def _extremes(lin: Lin, facts: Facts, env: dict[str, int]) -> tuple[tuple[int, dict], tuple[int, dict]] | None:
+    """The least and greatest value of `lin` over the statement's points at the sizes `env` (with
+    where each is reached); None when no point of the box satisfies the `where`."""
+    loops = {v: facts.loops[v] for v in lin.names() if v in facts.loops}
+    if not facts.domain:
+        return extremes(lin, {v: e.evaluate(env) for v, e in loops.items()}, env)
+    counts = {v: e.evaluate(env) for v, e in facts.loops.items()}
+    values = [(lin.evaluate(env | p), p) for p in box_points(counts) if facts.in_domain(env | p)]
+    if not values:
+        return None
+    low, high = min(values, key=lambda t: t[0]), max(values, key=lambda t: t[0])
+    return (low[0], {v: low[1][v] for v in loops}), (high[0], {v: high[1][v] for v in loops})
 
 
 def _unique(diags: list[Diagnostic]) -> list[Diagnostic]:

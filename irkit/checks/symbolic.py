@@ -301,9 +301,17 @@ class Facts:
 
     sizes: dict[str, int]  # size -> its divisor (1: none)
     loops: dict[str, Lin] = field(default_factory=dict)  # loop variable -> extent
+    domain: list[Lin] = field(default_factory=list)  # the statement's `where`, as forms that are >= 0
 
     def with_loops(self, loops: Mapping[str, Lin]) -> Facts:
         return Facts(self.sizes, dict(loops))
+
+    def with_domain(self, forms: list[Lin]) -> Facts:
+        return Facts(self.sizes, self.loops, list(forms))
+
+    def in_domain(self, env: Mapping[str, int]) -> bool:
+        """Whether a point (loop variables and sizes) satisfies the `where` constraints."""
+        return all(f.evaluate(env) >= 0 for f in self.domain)
 
     def lower_bound(self, size: str) -> int:
         return max(self.sizes.get(size, 1), 1)
@@ -318,10 +326,12 @@ class Facts:
                 out += [Lin.of(s) - q.scale(k), q.scale(k) - Lin.of(s)]
         for v, extent in self.loops.items():
             out += [Lin.of(v), extent.plus(-1) - Lin.of(v), extent.plus(-1)]
-        return out
+        return out + self.domain
 
     def proves(self, e: Lin) -> bool:
         """Is `e >= 0` for every integer point the facts allow?"""
+        if self.domain:  # the box's corners may lie outside the domain: eliminate with its constraints
+            return self._refutes(e, self.rows())
         e = self.bound(e, lowest=True) or e
         if not any(isinstance(a, Floor) for a in e.atoms()) and all(k > 0 and a in self.sizes for a, k in e.terms):
             if e.const + sum(k * self.lower_bound(a) for a, k in e.terms) >= 0:  # type: ignore[arg-type]
@@ -330,7 +340,15 @@ class Facts:
         loops = set(self.loops)
         if not e.names() & loops:  # then the loops matter only through being non-empty
             facts = [f for f in facts if not f.names() & loops]
-        forms = [*facts, e.scale(-1).plus(-1)]  # and e <= -1: a contradiction proves e >= 0
+        return self._refutes(e, facts)
+
+    def empty(self, forms: list[Lin]) -> bool:
+        """Is there no integer point where the facts and every form `>= 0` hold?"""
+        return self._refutes(None, self.rows() + forms)
+
+    @staticmethod
+    def _refutes(e: Lin | None, facts: list[Lin]) -> bool:
+        forms = [*facts] + ([e.scale(-1).plus(-1)] if e is not None else [])  # e <= -1: a contradiction proves e >= 0
         floors: list[Floor] = []
         for f in forms:
             floors += [x for x in f.floors() if x not in floors]

@@ -273,6 +273,8 @@ def _gather(nest: _Nest, access: _Access, ranges: list[tuple[int, int]]) -> np.n
     """The accessed elements over the block `ranges`, as an array broadcastable to the block (one axis per loop)."""
     loops = nest.loops
     arr = access.array
+    if nest.where:
+        return _gather_in_domain(nest, access, ranges)
     lin = [_linear(e) for e in access.indices]
     # Fast path: every index is `a * v + b` (a > 0) or a constant, each loop at most once: a strided view.
     if all(x is not None and len(x[0]) <= 1 and all(c > 0 for c in x[0].values()) for x in lin):
@@ -308,6 +310,23 @@ def _gather(nest: _Nest, access: _Access, ranges: list[tuple[int, int]]) -> np.n
         idx.append(value)
     out = np.asarray(arr[tuple(idx)])
     return out.reshape((1,) * len(loops)) if out.ndim == 0 else out
+
+
+def _gather_in_domain(nest: _Nest, access: _Access, ranges: list[tuple[int, int]]) -> np.ndarray:
+    """`_gather` for a statement with a `where`: an index need stay in bounds only at the points of
+    the domain (a stencil's interior reads `A[i - 1, j]` where i >= 1); elsewhere it is clamped, and
+    the value read there is masked out by the caller."""
+    grid = _grid(nest.loops, ranges)
+    inside = _mask(nest, ranges)
+    assert inside is not None
+    idx = []
+    for dim, expr in enumerate(access.indices):
+        value = np.broadcast_to(np.asarray(evaluate(expr, grid), dtype=np.int64), inside.shape)
+        if inside.any():
+            used = value[inside]
+            _check_bounds(nest, access, dim, int(used.min()), int(used.max()))
+        idx.append(np.clip(value, 0, access.array.shape[dim] - 1))
+    return np.asarray(access.array[tuple(idx)])
 
 
 def _grid(loops: list[str], ranges: list[tuple[int, int]]) -> dict[str, np.ndarray]:

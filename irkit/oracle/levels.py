@@ -216,8 +216,11 @@ def evaluate_design(
             if isinstance(op, d.StmtOp) and decl.role == "inout":  # updated in place, from its current value
                 out = arrays[target]
                 run_nest(_stmt_nest(op, arrays, out, sizes))
+            elif isinstance(op, d.StmtOp) and target in arrays:  # a further part of a piecewise tensor
+                out = arrays[target]
+                run_nest(_stmt_nest(op, arrays, out, sizes))
             elif isinstance(op, d.StmtOp):
-                out = pool.take(decl)  # uninitialised: `=` writes every element
+                out = pool.take(decl)  # uninitialised: `=` writes every element (or its parts do)
                 if op.kind.data != "=":
                     out.fill(_start_value(op.kind.data, dt))
                 run_nest(_stmt_nest(op, arrays, out, sizes))

@@ -43,7 +43,9 @@ from xdsl.ir.affine import (
 
 from irkit.affine.linear import lin_of, split_floordiv
 from irkit.affine.printer import affine_text
-from irkit.affine.where import bound_text
+from irkit.affine.where import bound_text, normal_form
+from irkit.affine_text import AffineTextError, parse_affine
+from irkit.checks.symbolic import Facts, Lin, NotAffine, to_lin
 from irkit.dialects import tensorop as t
 from irkit.directives import entry_of_row, record_of
 from irkit.directives.nest import Nest
@@ -449,7 +451,7 @@ def _compare_pair(
     for assign in match_loops(dop, gop):
         names = [dnames[m] for m in assign]
         gtext = _in_document_order(generic_text(gop, gform, names), assign)
-        score = _score(dtext, gtext)
+        score = _score(dtext, gtext, dnames, dform.sizes)
         if best is None or score < best[0]:
             best = (score, gtext, names)
         if score == 0:
@@ -457,7 +459,7 @@ def _compare_pair(
     assert best is not None
     gnames = [n.data for n in gop.loop_names.data]
     LOOP_MAP[id(gop)] = dict(zip(gnames, best[2]))
-    diffs = _explain(stage, buf, dnames, dtext, best[1])
+    diffs = _explain(stage, buf, dnames, dtext, best[1], dform.sizes)
     if dw.reads_before != gw.reads_before and not diffs:
         diffs.append(
             Difference(
@@ -476,21 +478,54 @@ def _in_document_order(g: GenericText, assign: list[int]) -> GenericText:
     return dataclasses.replace(g, extents=extents, kinds=kinds)
 
 
-def _score(a: GenericText, b: GenericText) -> int:
+def _score(a: GenericText, b: GenericText, names: list[str], sizes: list[str]) -> int:
+    domain = 0
+    if not same_domain(a, b, names, sizes):
+        domain = sum(x != y for x, y in zip(a.extents, b.extents)) + (a.where != b.where)
     return (
-        sum(x != y for x, y in zip(a.extents, b.extents))
+        domain
         + sum(x != y for x, y in zip(a.kinds, b.kinds))
         + sum(x != y for x, y in zip(a.out_index, b.out_index))
         + len(set(a.reads) ^ set(b.reads))
         + (a.body != b.body)
-        + (a.where != b.where)
     )
 
 
-def _explain(stage: str, buf: str, names: list[str], d: GenericText, g: GenericText) -> list[Difference]:
+def same_domain(a: GenericText, b: GenericText, names: list[str], sizes: list[str]) -> bool:
+    """Do the two generics run the same points: each one's box (`0 <= v < extent`) and `where`
+    implied by the other's, for every value of the sizes?  `i == 0` and `i <= 0` over a box that
+    starts at 0 are one domain; so are an extent `N - 1` and an extent `N` with `i <= N - 2`."""
+    if a.extents == b.extents and a.where == b.where:
+        return True
+    try:
+        (fa, ra), (fb, rb) = _domain_facts(a, names, sizes), _domain_facts(b, names, sizes)
+    except (AffineTextError, NotAffine, ValueError):
+        return False
+    return all(fa.proves(r) for r in rb) and all(fb.proves(r) for r in ra)
+
+
+def _domain_facts(g: GenericText, names: list[str], sizes: list[str]) -> tuple[Facts, list[Lin]]:
+    """The facts of a generic's domain (for `proves`) and its rows, each a form that is >= 0."""
+    loops = {n: to_lin(parse_affine(e)) for n, e in zip(names, g.extents)}
+    rows = [r for text in g.where for r in _where_rows(text)]
+    facts = Facts({s: 1 for s in sizes}, loops, rows)
+    box = [r for n, e in loops.items() for r in (Lin.of(n), e.plus(-1) - Lin.of(n))]
+    return facts, rows + box
+
+
+def _where_rows(text: str) -> list[Lin]:
+    c = normal_form(text)
+    form = to_lin(c.expr)
+    return [form, form.scale(-1)] if c.equal else [form]
+
+
+def _explain(
+    stage: str, buf: str, names: list[str], d: GenericText, g: GenericText, sizes: list[str]
+) -> list[Difference]:
     out: list[Difference] = []
+    domain = same_domain(d, g, names, sizes)
     for name, a, b in zip(names, d.extents, g.extents):
-        if a != b:
+        if a != b and not domain:
             out.append(
                 Difference(
                     stage, "computation", f"loop {name} of '{buf}': document runs it over {a}, generated code over {b}"
@@ -524,7 +559,7 @@ def _explain(stage: str, buf: str, names: list[str], d: GenericText, g: GenericT
             out.append(Difference(stage, "computation", f"generated code reads {b}, document does not"))
     if not out and d.body != g.body:
         out.append(Difference(stage, "computation", f"document computes {d.body}, generated code computes {g.body}"))
-    if d.where != g.where:
+    if d.where != g.where and not domain:
         shown = [", ".join(w) or "every point of the box" for w in (d.where, g.where)]
         out.append(
             Difference(stage, "computation", f"'{buf}': the document's domain is {shown[0]}, the generated code's {shown[1]}")

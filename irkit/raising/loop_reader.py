@@ -38,7 +38,7 @@ from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr
 from xdsl.ir import Operation, SSAValue
 
-from irkit.affine.linear import Div, Lin
+from irkit.affine.linear import Div, Lin, try_lin_of
 from irkit.affine.printer import DESIGN_TEXT
 from irkit.dialects import loop as lp
 from irkit.kernel_abi import kernel_args
@@ -84,6 +84,7 @@ class Buffer:
     temp: bool
     alloc: lp.AllocOp | None = None
     origin: list[Lin] | None = None  # added to every access (tile-relative temporaries)
+    shape: list[Lin | None] | None = None  # its extents over the size arguments
 
 
 @dataclass
@@ -154,6 +155,7 @@ def read_kernel(kernel: func.FuncOp) -> KernelReading:
     reading = KernelReading(kernel, {s.value: s.name for s in sizes}, {})
     for t in tensors:
         reading.buffers[t.value] = Buffer(t.name, t.value, len(t.memref.get_shape()), temp=False)
+        reading.buffers[t.value].shape = [try_lin_of(r, [], [s.value for s in sizes]) for r in t.shape.results]
     for op in kernel.body.walk():
         if isinstance(op, lp.LocalOp):
             raise RaiseError(
@@ -163,8 +165,9 @@ def read_kernel(kernel: func.FuncOp) -> KernelReading:
             )
         if isinstance(op, lp.AllocOp):
             reading.buffers[op.results[0]] = Buffer(
-                op.tensor_name.data, op.results[0], len(op.results[0].type.get_shape()), temp=True, alloc=op
-            )
+                op.tensor_name.data, op.results[0], len(op.results[0].type.get_shape()), temp=True, alloc=op,
+                shape=[try_lin_of(r, [], list(op.sizes)) for r in op.shape.data.results],
+            )  # fmt: skip
         if isinstance(op, lp.ForOp):
             reading.loops[op] = _loop_facts(op, reading)
     for loop_op in reading.loops:
@@ -219,7 +222,13 @@ def _over_sizes(form: Lin, size_vars: set) -> bool:
     return all(_over_sizes(v.arg, size_vars) if isinstance(v, Div) else v in size_vars for v in set(form.terms))
 
 
-def extent_of(facts: LoopFacts, reading: KernelReading) -> tuple[Lin, list[LoopFacts]]:
+def extent_of(
+    facts: LoopFacts,
+    reading: KernelReading,
+    dimension: Lin | None = None,
+    also: list[Lin] | None = None,
+    where: list[Lin] | None = None,
+) -> tuple[Lin, list[LoopFacts]]:
     """The extent of the dimension a point (or tile) loop walks, over the sizes, and the loops of
     its own stage that split it (outermost first, ending with `facts`).
 
@@ -231,10 +240,18 @@ def extent_of(facts: LoopFacts, reading: KernelReading) -> tuple[Lin, list[LoopF
       by the window.
     """
     size_vars = set(reading.sizes)
-    if len(facts.lower) != 1:
+    lowers = _distinct(facts.lower)
+    moved = [f for f in lowers if f != Lin() and _over_sizes(f, size_vars)] if Lin() in lowers else []
+    if where is not None and moved and len(lowers) == len(moved) + 1:  # a tile loop of `i >= 1`: its tiles
+        where += moved  # start there (`max(0, 1)`), and so does the dimension: `point - f >= 0`, f kept here
+        lowers = [Lin()]
+    if len(lowers) != 1:
         raise RaiseError(f"cannot raise loop '{facts.name}': its lower bound is a maximum", facts.op)
-    lower = facts.lower[0]
-    free = _tightest([u for u in facts.upper if _over_sizes(u, size_vars)])
+    lower = lowers[0]
+    sized = [u for u in facts.upper if _over_sizes(u, size_vars)]
+    if dimension is not None and dimension in sized and also:  # a tile loop of a `where`-bounded point loop:
+        sized = [u for u in sized if u not in also]  # its bound by the `where` is the point loop's too
+    free = _tightest(sized)
     if lower == Lin():
         if len(free) != 1:
             raise RaiseError(f"cannot raise loop '{facts.name}': no single size-only upper bound", facts.op)
@@ -257,7 +274,7 @@ def extent_of(facts: LoopFacts, reading: KernelReading) -> tuple[Lin, list[LoopF
                 facts.op,
             )
         raise RaiseError(f"cannot raise loop '{facts.name}': lower bound is not 0 or an outer loop", facts.op)
-    outer_extent, outer_chain = extent_of(outer, reading)
+    outer_extent, outer_chain = extent_of(outer, reading, dimension, also, where)
     windows = [(u - lower).const for u in facts.upper if not set((u - lower).terms)]
     width = min(windows) if windows else None
     if reading.owner.get(outer.op) is reading.owner.get(facts.op):  # a split of this stage's dimension
@@ -461,9 +478,12 @@ def _write(st: lp.StoreOp, reading: KernelReading) -> Write:
     for facts in loops:
         if facts.step != 1 or facts.var not in used:
             continue
-        box, constraints = _split_domain(facts, used - set(reading.sizes))
+        dimension = _dimension(facts.var, buf, index, loads)
+        box, constraints, also = _split_domain(facts, used - set(reading.sizes), dimension, reading)
         where += constraints
-        extent, chain = extent_of(box, reading)
+        starts: list[Lin] = []
+        extent, chain = extent_of(box, reading, dimension, also, starts)
+        where += [Lin.of(facts.var) - f for f in starts]
         dims.append(Dim(facts.var, facts.name, extent, chain[:-1] + [facts]))
     stray = used - {d.var for d in dims} - set(reading.sizes)
     if stray:
@@ -476,23 +496,62 @@ def _write(st: lp.StoreOp, reading: KernelReading) -> Write:
     return Write(buf, st, dims, index, loads, combiner, accumulator, body, constant, loops, where)
 
 
-def _split_domain(facts: LoopFacts, points: set[SSAValue]) -> tuple[LoopFacts, list[Lin]]:
-    """A point loop's bounds that name other point loops (`j < i + 1`: a `where` of the statement,
-    each as `form >= 0`), and the loop's facts without them (its box, as `extent_of` reads it)."""
+def _dimension(var: SSAValue, buf: Buffer, index: list[Lin], loads: list[Access]) -> Lin | None:
+    """The extent of the tensor dimension `var` indexes on its own (the stored element's first,
+    then a read's), over the sizes; None if it indexes none (or only a tile-relative temporary)."""
+    for b, idx in [(buf, index)] + [(a.buffer, a.index) for a in loads]:
+        if b.origin is not None or b.shape is None:
+            continue
+        for pos, form in enumerate(idx):
+            if form == Lin.of(var) and b.shape[pos] is not None:
+                return b.shape[pos]
+    return None
+
+
+def _split_domain(
+    facts: LoopFacts, points: set[SSAValue], dimension: Lin | None, reading: KernelReading
+) -> tuple[LoopFacts, list[Lin], list[Lin]]:
+    """A point loop's bounds that are a `where` of the statement (each as `form >= 0`), the loop's
+    facts without them (its box, as `extent_of` reads it), and the size-only upper bounds moved.
+
+    A `where` bound is one that names another point loop (`j < i + 1`), or, beside the box's own
+    bound, a constant or a form of the sizes: a lower bound in a maximum with 0 (`max(0, 1)` of
+    `i >= 1`), an upper bound in a minimum with the extent of the dimension the loop indexes
+    (`min(N, N - 1)` of `i <= N - 2`).  Upper bounds provably at or above that extent are no
+    constraint (a fused stage's rounded-up rows) and stay in the box."""
     others = points - {facts.var}
+    size_vars = set(reading.sizes)
+    var = Lin.of(facts.var)
 
     def names_other(form: Lin) -> bool:
         return any(v in others for v in form.atoms())
 
-    lower = [f for f in facts.lower if not names_other(f)] or [Lin()]
+    lower = _distinct([f for f in facts.lower if not names_other(f)]) or [Lin()]
     upper = [f for f in facts.upper if not names_other(f)]
-    constraints = [Lin.of(facts.var) - f for f in facts.lower if names_other(f)]
-    constraints += [f - Lin.of(facts.var) - 1 for f in facts.upper if names_other(f)]
+    constraints = [var - f for f in facts.lower if names_other(f)]
+    constraints += [f - var - 1 for f in facts.upper if names_other(f)]
+    if len(lower) > 1 and Lin() in lower:
+        moved = [f for f in lower if f != Lin() and _over_sizes(f, size_vars)]
+        constraints += [var - f for f in moved]
+        lower = [f for f in lower if f not in moved]
+    also: list[Lin] = []
+    if dimension is not None and dimension in upper:
+        also = [f for f in upper if f != dimension and _over_sizes(f, size_vars) and not provably_at_most(dimension, f)]
+        constraints += [f - var - 1 for f in also]
+        upper = [f for f in upper if f not in also]
     if not constraints:
-        return facts, []
+        return facts, [], []
     box = LoopFacts(facts.op, facts.name, facts.step, lower, upper, facts.parallel, facts.vector, facts.unroll,
                     facts.parent)  # fmt: skip
-    return box, constraints
+    return box, constraints, also
+
+
+def _distinct(forms: list[Lin]) -> list[Lin]:
+    out: list[Lin] = []
+    for f in forms:
+        if f not in out:
+            out.append(f)
+    return out
 
 
 def _value_tree(

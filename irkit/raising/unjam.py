@@ -419,7 +419,7 @@ def _merge_tails(kernel: func.FuncOp, rebuilt: Rebuilt) -> None:
         changed = False
         loops = [op for op in kernel.walk() if isinstance(op, lp.ForOp)]
         for loop in reversed(loops):
-            run = _tail_run(loop)
+            run = _tail_run(loop, kernel)
             merge = next(((run[:k], u) for k in range(len(run), 0, -1) for u in run[:k]
                           if _covers(loop, run[:k], u, kernel)), None)  # fmt: skip
             if merge is None:
@@ -429,14 +429,17 @@ def _merge_tails(kernel: func.FuncOp, rebuilt: Rebuilt) -> None:
             break
 
 
-def _tail_run(loop: lp.ForOp) -> list[lp.ForOp]:
+def _tail_run(loop: lp.ForOp, kernel: func.FuncOp) -> list[lp.ForOp]:
     """The sibling loops right after `loop` with its step and the same computation."""
     run: list[lp.ForOp] = []
     tail = loop.next_op
     while isinstance(tail, lp.ForOp) and tail.step_value == loop.step_value:
         differ: list[tuple[lp.ForOp, lp.ForOp]] = []
         if not _same_body(loop, tail, differ):
-            if differ:  # the same computation, but a loop inside runs another range: say which
+            # The same computation, but a loop inside runs another range: a remainder whose block
+            # was changed (say which), unless `tail` does not continue `loop`'s range at all (two
+            # parts of a piecewise tensor computing alike, `B = A where i == 0` and `where i == N - 1`).
+            if differ and _covers(loop, [*run, tail], tail, kernel):
                 mine, theirs = differ[0]
                 raise RaiseError(
                     f"loop '{mine.loop_name.data}' inside '{loop.loop_name.data}' runs "

@@ -376,7 +376,7 @@ def test_verify_unsupported_construct_is_a_located_error(capsys, tmp_path):
     loops = _edited_loops(
         tmp_path, "rowsum",
         'affine_map<() -> (0)>() to affine_map<(d0) -> (d0)>(%N) step 1 {loop_name = "j"',
-        'affine_map<(d0) -> (0, (d0 - 64))>(%N) to affine_map<(d0) -> (d0)>(%N) step 1 {loop_name = "j"',
+        'affine_map<(d0) -> (1, (d0 - 64))>(%N) to affine_map<(d0) -> (d0)>(%N) step 1 {loop_name = "j"',
     )  # fmt: skip
     status, out, err = run(irkit_main, capsys, "verify", example("rowsum"), "--loops", loops)
     assert status == 1 and out == ""
@@ -600,12 +600,12 @@ def test_strided_convolution_with_the_wrong_extent_is_reported(capsys, tmp_path)
 
 
 def test_verify_says_when_it_cannot_decide(capsys, tmp_path):
-    """A legal loop raising cannot read (a lower bound written as a maximum, max(0, N - N)) is
+    """A legal loop raising cannot read (a lower bound written as a maximum, max(1, N - 7)) is
     neither 'ok' nor a difference: the third outcome, said with why."""
     loops = _edited_loops(
         tmp_path, "rowsum",
         "loop.for %j = affine_map<() -> (0)>() to",
-        "loop.for %j = affine_map<(d0) -> (0, (d0 - d0))>(%N) to",
+        "loop.for %j = affine_map<(d0) -> (1, (d0 - 7))>(%N) to",
     )  # fmt: skip
     status, out, _ = run(irkit_main, capsys, "verify", example("rowsum"), "--loops", loops, "--json")
     payload = json.loads(out)

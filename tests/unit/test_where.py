@@ -179,7 +179,7 @@ BAD = [
     ("where j <= i", "where j != i", "'!=' cannot bound a loop"),
     ("tensor C : f32[N, N] inout\n  C[i, j] += alpha * A[i, k] * A[j, k] where j <= i",
      "tensor C : f32[N, N] output\n  C[i, j] = alpha * A[i, 0] * A[j, 0] where j <= i",
-     "where j <= i leaves elements of output 'C' unwritten"),
+     "output 'C' has elements no statement writes (e.g. at C[0, 1] when N = "),
 ]  # fmt: skip
 
 

@@ -34,11 +34,11 @@ func.func @k(%N: index {irkit.name = "N"},
 
 // -----
 
-// A lower bound that is a maximum (a floordiv or mod of sizes is fine: strided extents).
+// A lower bound that is a maximum not of 0 (`max(0, N - 7)` is the box from 0 with `i >= N - 7`).
 // CHECK: k.design:4:5: error: raise-loop: cannot raise loop 'i': its lower bound is a maximum
 func.func @k(%N: index {irkit.name = "N"},
              %y: memref<?xf32> {irkit.name = "y", irkit.role = "output", irkit.shape = affine_map<()[s0] -> (s0)>}) {
-  loop.for %i = affine_map<(d0) -> (0, (d0 - 7))>(%N) to affine_map<(d0) -> (d0)>(%N) step 1 {loop_name = "i", stage = "y", origin = "k.design:4:5"} {
+  loop.for %i = affine_map<(d0) -> (1, (d0 - 7))>(%N) to affine_map<(d0) -> (d0)>(%N) step 1 {loop_name = "i", stage = "y", origin = "k.design:4:5"} {
     %c = arith.constant 1.0 : f32
     loop.store %c, %y[affine_map<(d0) -> (d0)>] (%i) : f32, memref<?xf32>
   }
