@@ -51,17 +51,20 @@ def _named_flops(op: d.NamedOp, shapes: dict[str, list[int]]) -> int:
 
 
 def work(module: ModuleOp, sizes: dict[str, int]) -> Work:
-    """Operations and compulsory bytes of the (single) design in `module` at `sizes`."""
+    """Operations and compulsory bytes of the (single) design in `module` at `sizes` (a `repeat`'s
+    operations once per step; its tensors' compulsory bytes once: each is read and written once)."""
     design = next(op for op in module.body.block.ops if isinstance(op, d.DesignOp))
     ops = list(design.body.block.ops)
     tensors = {op.sym_name.data: op for op in ops if isinstance(op, d.TensorOp)}
     shapes = {n: [evaluate(parse_affine(e), sizes) for e in t.shape_exprs] for n, t in tensors.items()}
     flops = 0
-    for op in ops:
+    for op in d.statements(design):
+        steps = d.repeat_of(op)
+        times = sizes[steps.count.data] if steps is not None else 1  # a repeat's statements run T times
         if isinstance(op, d.NamedOp):
-            flops += _named_flops(op, shapes)
+            flops += times * _named_flops(op, shapes)
         elif isinstance(op, d.StmtOp):
-            flops += _stmt_flops(op, shapes, sizes)
+            flops += times * _stmt_flops(op, shapes, sizes)
     # compulsory traffic: inputs read, outputs written, in-out tensors both
     passes = {"input": 1, "output": 1, "inout": 2}
     nbytes = sum(prod(shapes[n]) * ITEMSIZE[t.dtype.data] * passes.get(t.role.data, 0) for n, t in tensors.items())

@@ -555,7 +555,7 @@ _GROUPED = (d.SizeOp, d.LayoutOp, d.ASSUME_OPS)
 
 
 def _category(op: Operation) -> str:
-    if isinstance(op, (d.StmtOp, d.NamedOp)):
+    if isinstance(op, (d.StmtOp, d.NamedOp, d.RepeatOp)):
         return "statement"
     if isinstance(op, (d.HardwareRefOp, d.HardwareOp)):
         return "hardware"
@@ -602,6 +602,9 @@ def _group(w: _Writer, group: list[Operation], indent: str) -> None:
         w.piece(indent, format_statement(op), op)
     elif isinstance(op, d.NamedOp):
         w.piece(indent, format_named(op), op)
+    elif isinstance(op, d.RepeatOp):
+        entries = [(format_statement(s) if isinstance(s, d.StmtOp) else format_named(s), s) for s in op.body.block.ops]
+        w.block(indent, f"repeat {op.count.data}", w.attached(op, "open"), w.attached(op, "close"), entries)  # type: ignore[arg-type]
     elif isinstance(op, d.ScheduleOp):
         _schedule(w, indent, op)
     elif isinstance(op, d.HardwareRefOp):

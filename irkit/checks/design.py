@@ -106,6 +106,7 @@ class DesignChecker:
         self.shapes: dict[str, list[Expr] | None] = {}
         self.stages: dict[str, Stage] = {}  # tensor -> its (first) writer
         self.parts: dict[str, list[Stage]] = {}  # tensor -> every index statement that writes it
+        self.unproved: set[str] = set()  # tensors with a part refused (their cover is not checked)
         self.order: list[Stage] = []
         self.read_by: dict[str, list[Stage]] = {}
         self.samples = Samples.build({}, {})
@@ -142,6 +143,9 @@ class DesignChecker:
             if isinstance(op, d.TensorOp) and self.shapes.get(op.sym_name.data) is not None:
                 self.shape_at_defaults(op)
         for op in ops:
+            if isinstance(op, d.RepeatOp):
+                self.repeat(op)
+        for op in d.statements(ops):
             if isinstance(op, d.StmtOp):
                 self.index_stmt(op)
             elif isinstance(op, d.NamedOp):
@@ -293,6 +297,19 @@ class DesignChecker:
         )
         return False
 
+    def repeat(self, op: d.RepeatOp) -> None:
+        """`repeat T { ... }`: T is a size (so at least 1), and the block holds a statement."""
+        count = op.count.data
+        if count not in self.sizes:
+            self.error(
+                f"repeat {count}: '{count}' is not a size; the number of steps is a size, declared in "
+                f"sizes {{ {count} = ... }} and passed like the others" + suggest(count, list(self.sizes)),
+                op,
+                count,
+            )
+        if not list(op.body.block.ops):
+            self.warning(f"repeat {count} holds no statement", op, count)
+
     def tensor_hint(self) -> str:
         if not self.tensors:
             return "; declare it with tensor NAME : f32[...] input"
@@ -388,6 +405,15 @@ class DesignChecker:
         """Record a statement as the writer (or a further part) of its target; the parts of one
         tensor name their indices alike, so that one schedule applies to each of them."""
         parts = self.parts.setdefault(stage.target, [])
+        if parts and d.repeat_of(parts[0].op) is not d.repeat_of(stage.op):
+            self.error(
+                f"this part of '{stage.target}' and the part at line {line_of(parts[0].op)} are not in the same "
+                "repeat block; the parts of a tensor are written together, in one step",
+                stage.op,
+                stage.target,
+            )
+            self.unproved.add(stage.target)  # its parts are not all known: no cover to prove
+            return
         if parts and parts[0].loops != stage.loops:
             first = parts[0]
             self.error(
@@ -397,6 +423,7 @@ class DesignChecker:
                 stage.op,
                 stage.target,
             )
+            self.unproved.add(stage.target)
             return
         parts.append(stage)
         self.stages.setdefault(stage.target, stage)
@@ -874,7 +901,7 @@ class DesignChecker:
         cover it, and a temporary's cover every element a statement reads of it."""
         for name, stages in self.parts.items():
             shape = self._shape_lin(name)
-            if shape is None or not all(_is_part(s.op) and s.facts is not None for s in stages):
+            if shape is None or name in self.unproved or not all(_is_part(s.op) and s.facts is not None for s in stages):
                 continue
             parts = [part_of(s.loops, s.domain, line_of(s.op)) for s in stages]
             for clash in overlaps(parts, shape, self.facts, self.samples):
@@ -993,6 +1020,19 @@ class DesignChecker:
             if writer is None or role == "inout":  # an in-out tensor has a value before its statement
                 continue
             for reader in readers:  # one reader stage per statement (read_by holds each once)
+                steps = d.repeat_of(writer.op)
+                if reader is not writer and position[id(reader)] < position[id(writer)] and steps is not None and (
+                    d.repeat_of(reader.op) is steps
+                ):
+                    self.error(
+                        f"'{name}' is read here before the statement that writes it (line {line_of(writer.op)}): a "
+                        f"step reads the value the step before wrote, but the first step of repeat "
+                        f"{steps.count.data} has none; declare '{name}' inout, so that its value on entry is the "
+                        "first step's",
+                        reader.op,
+                        name,
+                    )
+                    continue
                 if reader is not writer and position[id(reader)] < position[id(writer)]:
                     diag = self.error(
                         f"'{name}' is read here before the statement that writes it (line {line_of(writer.op)})",

@@ -87,7 +87,7 @@ def relevant_design(design: d.DesignOp) -> d.DesignOp | None:
     """A copy of `design` with only the statements whose lowering can fail (see the module
     docstring), or None if there are none."""
     ops = list(design.body.block.ops)
-    statements = [op for op in ops if isinstance(op, STATEMENTS)]
+    statements = d.statements(ops)
     scheduled = {op.stage.data for op in ops if isinstance(op, d.ScheduleOp) and op.body.block.first_op is not None}
     placed = {
         op.stage.data
@@ -110,6 +110,8 @@ def relevant_design(design: d.DesignOp) -> d.DesignOp | None:
     for op in ops:
         if isinstance(op, STATEMENTS) and op.target.data not in keep:
             continue
+        if isinstance(op, d.RepeatOp) and not any(s.target.data in keep for s in op.body.block.ops):
+            continue  # a repeat is kept whole: its statements read each other's results
         if isinstance(op, d.ScheduleOp) and op.stage.data not in keep:
             continue
         kept.append(op.clone())

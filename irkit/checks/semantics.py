@@ -518,8 +518,8 @@ def _writer(program: Program, tensor: str) -> Operation | None:
     if target is None:
         return None
     if isinstance(target, d.DesignOp):
-        for op in target.body.block.ops:
-            if isinstance(op, d.StmtOp | d.NamedOp) and op.target.data == tensor and _located(op):
+        for op in d.statements(target):
+            if op.target.data == tensor and _located(op):
                 return op
         return target if _located(target) else None
     assert isinstance(target, func.FuncOp)

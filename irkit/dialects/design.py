@@ -31,7 +31,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     i64,
 )
-from xdsl.ir import Attribute, Block, Dialect, Region, SSAValue
+from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
@@ -300,6 +300,49 @@ class StmtOp(IRDLOperation):
         block = self.body.block
         if not block.ops or not isinstance(block.last_op, YieldOp):
             raise VerifyException("statement body must end with design.yield")
+
+
+@irdl_op_definition
+class RepeatOp(IRDLOperation):
+    """Time steps: `repeat T { ... }` runs its statements `T` times, in order (`T` a size).
+
+    A statement inside reads what the earlier statements of the same step wrote, and what the
+    later ones wrote in the step before (the first step: the value on entry, so such a tensor is
+    in-out).  Everything else about a statement is as at the top level."""
+
+    name = "design.repeat"
+    count = prop_def(StringAttr)
+    body = region_def("single_block")
+    traits = traits_def(NoTerminator())
+    assembly_format = "$count attr-dict-with-keyword $body"
+
+    def __init__(self, count: str, ops: list | None = None):
+        super().__init__(properties={"count": StringAttr(count)}, regions=[Region(Block(ops or []))])
+
+    def verify_(self) -> None:
+        for op in self.body.block.ops:
+            if not isinstance(op, StmtOp | NamedOp):
+                raise VerifyException(f"repeat holds statements only, not {op.name}")
+
+
+def statements(ops) -> list:
+    """The statements among `ops` (a design's, or its block's ops), those of `repeat` blocks in
+    place: the order they first run in."""
+    if isinstance(ops, DesignOp):
+        ops = ops.body.block.ops
+    out: list = []
+    for op in ops:
+        if isinstance(op, RepeatOp):
+            out.extend(op.body.block.ops)
+        elif isinstance(op, StmtOp | NamedOp):
+            out.append(op)
+    return out
+
+
+def repeat_of(op: Operation) -> RepeatOp | None:
+    """The `repeat` block a statement is in, if any."""
+    parent = op.parent_op()
+    return parent if isinstance(parent, RepeatOp) else None
 
 
 @irdl_op_definition
@@ -618,6 +661,7 @@ Design = Dialect(
         TensorOp,
         ScalarOp,
         StmtOp,
+        RepeatOp,
         ReadOp,
         ValueOp,
         YieldOp,

@@ -45,7 +45,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     StringAttr,
 )
-from xdsl.ir import Attribute, Dialect, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineConstraintKind, AffineExpr
 from xdsl.irdl import (
     AttrSizedOperandSegments,
@@ -53,6 +53,7 @@ from xdsl.irdl import (
     ParsePropInAttrDict,
     irdl_op_definition,
     lazy_traits_def,
+    operand_def,
     opt_prop_def,
     prop_def,
     region_def,
@@ -66,6 +67,7 @@ from xdsl.traits import (
     MemoryAllocEffect,
     MemoryReadEffect,
     MemoryWriteEffect,
+    NoTerminator,
     Pure,
 )
 from xdsl.utils.exceptions import VerifyException
@@ -274,6 +276,26 @@ class FillOp(IRDLOperation):
             raise VerifyException("fill writes exactly one buffer")
         if not isinstance(self.value, (FloatAttr, IntegerAttr)):
             raise VerifyException("fill value must be a float or integer attribute")
+
+
+@irdl_op_definition
+class RepeatOp(IRDLOperation):
+    """Time steps: the ops of the body run `count` times, in order (`repeat T { ... }` of the
+    document).  Lowered to a sequential loop around their nests."""
+
+    name = "tensorop.repeat"
+    count = operand_def(IndexType)
+    body = region_def("single_block")
+    traits = traits_def(NoTerminator())
+    assembly_format = "$count attr-dict-with-keyword $body"
+
+    def __init__(self, count: SSAValue, ops: Sequence[Operation] = ()):
+        super().__init__(operands=[count], regions=[Region(Block(list(ops)))])
+
+    def verify_(self) -> None:
+        for op in self.body.block.ops:
+            if isinstance(op, RepeatOp):
+                raise VerifyException("repeat blocks do not nest")
 
 
 # --- named ops -----------------------------------------------------------------
@@ -494,7 +516,7 @@ def register_named_tensor_op(name: str, cls: type[NamedTensorOp]) -> None:
 
 def tensorop_dialect() -> Dialect:
     """The tensorop dialect with every registered named op, plugins' included."""
-    return Dialect("tensorop", [GenericOp, YieldOp, AllocOp, FillOp, *NAMED_TENSOR_OPS.values()], [])
+    return Dialect("tensorop", [GenericOp, YieldOp, AllocOp, FillOp, RepeatOp, *NAMED_TENSOR_OPS.values()], [])
 
 
 TensorOp = tensorop_dialect()  # irkit's own operations only; contexts use tensorop_dialect()

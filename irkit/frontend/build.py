@@ -146,6 +146,10 @@ class DesignBuilder:
             return [self.index_stmt(node)]
         if kind == "named_stmt":
             return [self.named_stmt(node)]
+        if kind == "repeat":
+            count, *body = node.children
+            inner = [op for item in body if isinstance(item, Tree) for op in self.item(item)]
+            return [self.located(d.RepeatOp(str(count), inner), node)]
         if kind == "layout":
             return [self.layout_entry(e) for e in node.children if isinstance(e, Tree)]
         if kind == "schedule":

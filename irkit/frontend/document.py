@@ -118,7 +118,7 @@ def rewrite_schedule(text: str, filename: str, schedule: d.ScheduleOp) -> tuple[
 
 def _insertion_point(design: d.DesignOp) -> Operation | None:
     ops = list(design.body.block.ops)
-    for kinds in ((d.ScheduleOp,), (d.LayoutOp, d.StmtOp, d.NamedOp, d.TensorOp)):
+    for kinds in ((d.ScheduleOp,), (d.LayoutOp, d.StmtOp, d.NamedOp, d.RepeatOp, d.TensorOp)):
         found = [op for op in ops if isinstance(op, kinds)]
         if found:
             return found[-1]

@@ -198,46 +198,66 @@ def evaluate_design(
     sizes = resolve_sizes(design, sizes)
     decls = _design_tensors(design, sizes)
     arrays: dict[str, np.ndarray] = dict(_bind_inputs(decls, inputs))
-    stages = [op for op in design.body.block.ops if isinstance(op, (d.StmtOp, d.NamedOp))]
+    stages = d.statements(design)
     last_read = {name: k for k, op in enumerate(stages) for name in _stage_reads(op)}
     dying: dict[int, list[str]] = {}  # stage -> the temps it reads for the last time
     for name, k in last_read.items():
         dying.setdefault(k, []).append(name)
     pool = _BufferPool()
+
+    def run(op: d.StmtOp | d.NamedOp) -> None:
+        target = op.target.data
+        decl = decls.get(target)
+        if decl is None:
+            raise ReferenceEvalError(f"stage '{target}' writes an undeclared tensor")
+        if decl.role == "input":
+            raise ReferenceEvalError(f"stage '{target}' writes an input tensor")
+        dt = np.dtype(NUMPY_DTYPES[decl.dtype])
+        if isinstance(op, d.StmtOp) and decl.role == "inout":  # updated in place, from its current value
+            out = arrays[target]
+            run_nest(_stmt_nest(op, arrays, out, sizes))
+        elif isinstance(op, d.StmtOp) and target in arrays and op.kind.data == "=":  # a further part, or a step
+            out = arrays[target]  # of a repeat (its parts keep the elements the step does not write)
+            run_nest(_stmt_nest(op, arrays, out, sizes))
+        elif isinstance(op, d.StmtOp):
+            out = arrays[target] if target in arrays else pool.take(decl)  # `=` (or its parts) writes it all
+            if op.kind.data != "=":
+                out.fill(_start_value(op.kind.data, dt))
+            run_nest(_stmt_nest(op, arrays, out, sizes))
+        else:
+            missing = [n for n in op.operand_names if n not in arrays]
+            if missing:
+                raise ReferenceEvalError(f"stage '{target}' reads '{missing[0]}' before any statement writes it")
+            spec = get_named_op(op.op_name.data)
+            params = spec.values(dict(op.params.data))
+            out = np.ascontiguousarray(named_op(spec.name, [arrays[n] for n in op.operand_names], params, dt))
+            _check_named_shape(target, out.shape, decl.shape)  # a fresh array: used as it is, no copy
+        arrays[target] = out
+
+    def free(upto: int, names: list[str]) -> None:
+        """Give back the temps nobody reads after statement `upto` (per stage: linear in the document)."""
+        if include_temps:
+            return
+        for name in names:
+            decl_ = decls.get(name)
+            if decl_ is not None and decl_.role == "temp" and name in arrays and last_read.get(name, -1) <= upto:
+                pool.give(arrays.pop(name))
+
     with np.errstate(all="ignore"):
-        for k, op in enumerate(stages):
-            target = op.target.data
-            decl = decls.get(target)
-            if decl is None:
-                raise ReferenceEvalError(f"stage '{target}' writes an undeclared tensor")
-            if decl.role == "input":
-                raise ReferenceEvalError(f"stage '{target}' writes an input tensor")
-            dt = np.dtype(NUMPY_DTYPES[decl.dtype])
-            if isinstance(op, d.StmtOp) and decl.role == "inout":  # updated in place, from its current value
-                out = arrays[target]
-                run_nest(_stmt_nest(op, arrays, out, sizes))
-            elif isinstance(op, d.StmtOp) and target in arrays:  # a further part of a piecewise tensor
-                out = arrays[target]
-                run_nest(_stmt_nest(op, arrays, out, sizes))
-            elif isinstance(op, d.StmtOp):
-                out = pool.take(decl)  # uninitialised: `=` writes every element (or its parts do)
-                if op.kind.data != "=":
-                    out.fill(_start_value(op.kind.data, dt))
-                run_nest(_stmt_nest(op, arrays, out, sizes))
-            else:
-                missing = [n for n in op.operand_names if n not in arrays]
-                if missing:
-                    raise ReferenceEvalError(f"stage '{target}' reads '{missing[0]}' before any statement writes it")
-                spec = get_named_op(op.op_name.data)
-                params = spec.values(dict(op.params.data))
-                out = np.ascontiguousarray(named_op(spec.name, [arrays[n] for n in op.operand_names], params, dt))
-                _check_named_shape(target, out.shape, decl.shape)  # a fresh array: used as it is, no copy
-            arrays[target] = out
-            if not include_temps:  # free temps nobody reads any more (per stage: linear in the document)
-                for name in (*dying.get(k, ()), target):
-                    decl_ = decls.get(name)
-                    if decl_ is not None and decl_.role == "temp" and name in arrays and last_read.get(name, -1) <= k:
-                        pool.give(arrays.pop(name))
+        k = 0
+        for item in design.body.block.ops:
+            if isinstance(item, d.RepeatOp):  # every step in order; its temps are freed after the last
+                body = list(item.body.block.ops)
+                for _ in range(sizes[item.count.data]):
+                    for op in body:
+                        run(op)
+                first, k = k, k + len(body)
+                for j in range(first, k):
+                    free(k - 1, [*dying.get(j, ()), stages[j].target.data])
+            elif isinstance(item, d.StmtOp | d.NamedOp):
+                run(item)
+                free(k, [*dying.get(k, ()), item.target.data])
+                k += 1
     return {
         name: arrays[name]
         for name, decl in decls.items()
@@ -368,32 +388,40 @@ def evaluate_tensorop(
         except KeyError:
             raise ReferenceEvalError(f"'{op.name}' takes a size that is not a kernel argument") from None
 
+    def run(op: Operation) -> None:
+        if isinstance(op, t.AllocOp):
+            syms = symbols_of(op, op.sizes)
+            shape = tuple(op.shape.data.eval([], syms))
+            assert isinstance(op.result.type, MemRefType)
+            buffers[op.result] = np.zeros(shape, dtype=_np_dtype(op.result.type.element_type))
+            names[op.result] = op.tensor_name.data
+            if include_temps:
+                result[op.tensor_name.data] = buffers[op.result]
+        elif isinstance(op, t.FillOp):
+            target = buffers[op.out[0]]
+            value = op.value
+            if not isinstance(value, (FloatAttr, IntegerAttr)):
+                raise ReferenceEvalError(f"stage '{op.stage.data}': fill value {value} is not a number")
+            target[...] = np.asarray(value.value.data).astype(target.dtype)
+        elif isinstance(op, t.GenericOp):
+            run_nest(_generic_nest(op, buffers, names, symbols_of(op, op.sizes), outer))
+        elif isinstance(op, t.NamedTensorOp):
+            name = op.name.removeprefix("tensorop.")
+            out = buffers[op.outs[0]]
+            value = named_op(name, [buffers[v] for v in op.ins], _named_params(op), out.dtype)
+            _check_named_shape(op.stage.data, value.shape, out.shape)
+            np.copyto(out, value)
+        elif isinstance(op, t.RepeatOp):  # the body's ops, count times in order
+            (steps,) = symbols_of(op, [op.count])
+            for _ in range(steps):
+                for inner in op.body.block.ops:
+                    run(inner)
+        else:
+            raise ReferenceEvalError(f"the reference has no semantics for '{op.name}' in a kernel")
+
     with np.errstate(all="ignore"):
         for op in kernel.body.block.ops:
             if isinstance(op, func.ReturnOp):
                 break
-            if isinstance(op, t.AllocOp):
-                syms = symbols_of(op, op.sizes)
-                shape = tuple(op.shape.data.eval([], syms))
-                assert isinstance(op.result.type, MemRefType)
-                buffers[op.result] = np.zeros(shape, dtype=_np_dtype(op.result.type.element_type))
-                names[op.result] = op.tensor_name.data
-                if include_temps:
-                    result[op.tensor_name.data] = buffers[op.result]
-            elif isinstance(op, t.FillOp):
-                target = buffers[op.out[0]]
-                value = op.value
-                if not isinstance(value, (FloatAttr, IntegerAttr)):
-                    raise ReferenceEvalError(f"stage '{op.stage.data}': fill value {value} is not a number")
-                target[...] = np.asarray(value.value.data).astype(target.dtype)
-            elif isinstance(op, t.GenericOp):
-                run_nest(_generic_nest(op, buffers, names, symbols_of(op, op.sizes), outer))
-            elif isinstance(op, t.NamedTensorOp):
-                name = op.name.removeprefix("tensorop.")
-                out = buffers[op.outs[0]]
-                value = named_op(name, [buffers[v] for v in op.ins], _named_params(op), out.dtype)
-                _check_named_shape(op.stage.data, value.shape, out.shape)
-                np.copyto(out, value)
-            else:
-                raise ReferenceEvalError(f"the reference has no semantics for '{op.name}' in a kernel")
+            run(op)
     return result

@@ -11,7 +11,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     ModuleOp,
 )
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, Operation
 
 from irkit.dialects import design as d
 from irkit.dialects import tensorop as t
@@ -50,7 +50,9 @@ def reduction_lengths(
         names = {arg.value: arg.name for arg in tensor_args}
         shapes = {arg.value: decls[arg.name].shape for arg in tensor_args}
         syms = [sizes[s.name] for s in kernel_args(kernel)[0]]
-        for op in kernel.body.block.ops:
+        count = {s.value: sizes[s.name] for s in kernel_args(kernel)[0]}
+
+        def kernel_op(op: Operation) -> None:
             if isinstance(op, t.AllocOp):
                 names[op.result] = op.tensor_name.data
                 shapes[op.result] = tuple(op.shape.data.eval([], syms))
@@ -64,22 +66,41 @@ def reduction_lengths(
                 own = _named_length(op.name.removeprefix("tensorop."), [shapes[v] for v in op.ins], _named_params(op))
                 before = max([lengths.get(names.get(v, ""), 0) for v in op.ins], default=0)
                 lengths[names.get(op.outs[0], "?")] = max(1, own) + before
+            elif isinstance(op, t.RepeatOp):
+                for _ in range(min(count.get(op.count, 1), MAX_STEPS)):
+                    for inner in op.body.block.ops:
+                        kernel_op(inner)
+
+        for op in kernel.body.block.ops:
+            kernel_op(op)
         return lengths
     design = _find_design(obj)  # type: ignore[arg-type]
     decls = _design_tensors(design, sizes)
     shapes = {n: decl.shape for n, decl in decls.items()}
-    for op in design.body.block.ops:
+
+    def statement(op: Operation) -> None:
         if isinstance(op, d.StmtOp):
             loops, extents, n_lhs = _stmt_domain(op, shapes, sizes)
             own = math.prod(extents[n_lhs:])
         elif isinstance(op, d.NamedOp):
             spec = get_named_op(op.op_name.data)
             own = _named_length(spec.name, [shapes[n] for n in op.operand_names], spec.values(dict(op.params.data)))
+        elif isinstance(op, d.RepeatOp):  # each step's terms add to the last step's: the chain grows with T
+            for _ in range(min(sizes.get(op.count.data, 1), MAX_STEPS)):
+                for inner in op.body.block.ops:
+                    statement(inner)
+            return
         else:
-            continue
+            return
         before = max([lengths.get(n, 0) for n in _stage_reads(op)], default=0)
         lengths[op.target.data] = max(1, own) + before
+
+    for op in design.body.block.ops:
+        statement(op)
     return lengths
+
+
+MAX_STEPS = 100_000  # steps of a repeat followed when summing chains (beyond, the tolerance is loose anyway)
 
 
 def _dtype_of(dtype: object) -> np.dtype:

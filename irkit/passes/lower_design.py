@@ -209,10 +209,7 @@ class Lowering:
             block.add_op(alloc)
             self.buffers[name] = alloc.result
         for op in self.ops:
-            if isinstance(op, d.StmtOp):
-                block.add_ops(self.index_stmt(op))
-            elif isinstance(op, d.NamedOp):
-                block.add_op(self.named_stmt(op))
+            block.add_ops(self.statement(op))
         block.add_op(func.ReturnOp())
         hw = hardware_attr(self.ops)
         if hw is not None:
@@ -227,6 +224,22 @@ class Lowering:
             if isinstance(op, d.MetricOp):
                 kernel.attributes["irkit.metric"] = op.metric
         return kernel
+
+    def statement(self, op: Operation) -> list[Operation]:
+        """The tensorop ops of a statement (none for other ops), a `repeat` block's in a repeat."""
+        if isinstance(op, d.StmtOp):
+            return self.index_stmt(op)
+        if isinstance(op, d.NamedOp):
+            return [self.named_stmt(op)]
+        if isinstance(op, d.RepeatOp):
+            count = op.count.data
+            if count not in self.size_names:
+                raise self.fail(f"repeat {count}: '{count}' is not a size (run check-design)", op)
+            body = [new for stmt in op.body.block.ops for new in self.statement(stmt)]
+            repeat = t.RepeatOp(self.sizes[self.size_names.index(count)], body)
+            repeat.location = op.location
+            return [repeat]
+        return []
 
     # --- index statements ----------------------------------------------------
 

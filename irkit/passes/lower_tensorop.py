@@ -67,6 +67,9 @@ def extent_bound(expr: AffineExpr, sizes: Sequence[SSAValue]) -> tuple[AffineMap
     return bound, [sizes[s] for s in used]
 
 
+TIME_LOOP = "t"  # the name of a `repeat`'s loop (it indexes nothing; a statement's own `t` is another loop)
+
+
 @dataclass
 class Nest:
     """A perfect nest under construction: its outermost loop and innermost block."""
@@ -223,17 +226,42 @@ class KernelLowering:
         self.rewriter.replace_op(op, new)
         self.allocs.append(new)
 
+    def lower(self, op: Operation) -> None:
+        if isinstance(op, t.GenericOp):
+            self.generic(op)
+        elif isinstance(op, t.FillOp):
+            self.fill(op)
+        elif isinstance(op, t.AllocOp):
+            self.alloc(op)
+        elif isinstance(op, t.RepeatOp):
+            self.repeat(op)
+        elif t.is_tensorop(op):
+            raise fail(PASS, f"cannot lower {op.name} here", op)
+
+    def repeat(self, op: t.RepeatOp) -> None:
+        """A time loop `t` from 0 to the count, sequential, of no stage, around the body's nests."""
+        loop = lp.ForOp(
+            AffineMap(0, 0, (AffineExpr.constant(0),)), [], AffineMap(1, 0, (AffineExpr.dimension(0),)), [op.count],
+            1, TIME_LOOP,
+        )  # fmt: skip
+        loop.location = op.location
+        loop.induction_var.name_hint = TIME_LOOP
+        self.rewriter.insert_op(loop, InsertPoint.before(op))
+        inner = list(op.body.block.ops)
+        for child in inner:
+            child.detach()
+            if isinstance(child, t.AllocOp):  # a generalized op's temporary: one buffer for every step
+                self.rewriter.insert_op(child, InsertPoint.before(loop))
+            else:
+                loop.body.block.add_op(child)
+        for child in inner:
+            self.lower(child)
+        self.rewriter.erase_op(op)
+
     def run(self) -> None:
         block = self.kernel.body.block
         for op in list(block.ops):
-            if isinstance(op, t.GenericOp):
-                self.generic(op)
-            elif isinstance(op, t.FillOp):
-                self.fill(op)
-            elif isinstance(op, t.AllocOp):
-                self.alloc(op)
-            elif t.is_tensorop(op):
-                raise fail(PASS, f"cannot lower {op.name} here", op)
+            self.lower(op)
         for op in self.kernel.walk():
             if t.is_tensorop(op):
                 raise fail(PASS, f"{op.name} is not at the top level of the kernel function", op)

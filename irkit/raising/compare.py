@@ -82,6 +82,7 @@ class WriteForm:
     buffer: str
     stage: str
     reads_before: dict[str, int] = field(default_factory=dict)  # per buffer read: writes to it before this one
+    steps: str | None = None  # the size its `repeat` runs to (None: it runs once)
 
 
 @dataclass
@@ -99,7 +100,8 @@ def kernel_form(kernel: func.FuncOp) -> KernelForm:
     temps: dict[str, t.AllocOp] = {}
     writes: list[WriteForm] = []
     count: dict[str, int] = {}
-    for op in kernel.body.block.ops:
+    size_names = {s.value: s.name for s in sizes}
+    for op in in_order(kernel.body.block.ops):
         if isinstance(op, t.AllocOp):
             names[op.results[0]] = op.tensor_name.data
             temps[op.tensor_name.data] = op
@@ -109,9 +111,19 @@ def kernel_form(kernel: func.FuncOp) -> KernelForm:
             out = op.out[0] if isinstance(op, t.FillOp) else op.outs[0]
             buf = names[out]
             reads = [names[v] for v in op.ins] if isinstance(op, t.GenericOp) else []
-            writes.append(WriteForm(op, buf, op.stage.data, {r: count.get(r, 0) for r in reads}))
+            steps = op.parent_op()
+            repeat = size_names.get(steps.count) if isinstance(steps, t.RepeatOp) else None
+            writes.append(WriteForm(op, buf, op.stage.data, {r: count.get(r, 0) for r in reads}, repeat))
             count[buf] = count.get(buf, 0) + 1
     return KernelForm(kernel, [s.name for s in sizes], names, writes, temps)
+
+
+def in_order(ops) -> list[Operation]:
+    """A kernel's top-level ops, those of `repeat` blocks in place."""
+    out: list[Operation] = []
+    for op in ops:
+        out += list(op.body.block.ops) if isinstance(op, t.RepeatOp) else [op]
+    return out
 
 
 # ---- generics as text ---------------------------------------------------------------
@@ -399,6 +411,10 @@ def _compare_writes(
     return diffs
 
 
+def _times(steps: str | None) -> str:
+    return f"in each of {steps} steps (repeat {steps})" if steps is not None else "once (no repeat)"
+
+
 def _describe(w: WriteForm, form: KernelForm) -> str:
     if isinstance(w.op, t.FillOp):
         value = w.op.value
@@ -416,6 +432,9 @@ def _describe(w: WriteForm, form: KernelForm) -> str:
 def _compare_pair(
     stage: str, buf: str, dw: WriteForm, gw: WriteForm, dform: KernelForm, gform: KernelForm
 ) -> list[Difference]:
+    if dw.steps != gw.steps:
+        return [Difference(stage, "computation", f"'{buf}' is computed {_times(dw.steps)} in the document, "
+                                                  f"{_times(gw.steps)} in the generated code")]  # fmt: skip
     if isinstance(dw.op, t.FillOp) or isinstance(gw.op, t.FillOp):
         if isinstance(dw.op, t.FillOp) and isinstance(gw.op, t.FillOp):
             if dw.op.value != gw.op.value:

@@ -121,6 +121,21 @@ class Write:
     where: list[Lin] = field(default_factory=list)  # the domain's constraints, each `form >= 0`
 
     @property
+    def repeat(self) -> LoopFacts | None:
+        """The time loop around the store (`repeat T`): a loop whose variable nothing uses, so
+        that its iterations run the same statements again; None when there is none."""
+        steps = [f for f in self.loops if not f.op.induction_var.uses]
+        if not steps:
+            return None
+        if len(steps) > 1:
+            raise RaiseError(
+                f"cannot raise the store to '{self.buffer.name}': it is inside {len(steps)} loops whose variables "
+                f"nothing uses ({', '.join(f.name for f in steps)}); one repeat is all a document writes",
+                self.store,
+            )
+        return steps[0]
+
+    @property
     def reductions(self) -> list[Dim]:
         used = set().union(*(set(i.terms) for i in self.index)) if self.index else set()
         return [d for d in self.dims if d.var not in used]

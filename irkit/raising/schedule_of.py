@@ -70,9 +70,10 @@ def placement(write: Write, reading: KernelReading) -> tuple[str, str] | None:
     """(stage, loop) of the innermost loop of another stage around the write: its compute_at."""
     owner = write.buffer.value
     own = {f.var for d in write.dims for f in d.chain}
+    steps = write.repeat
     for facts in reversed(write.loops):
         holder = reading.owner.get(facts.op)
-        if facts.var in own or holder is owner or holder is None:
+        if facts.var in own or holder is owner or holder is None or facts is steps:  # a time loop is no stage's
             continue
         return reading.buffers[holder].name, facts.name
     return None

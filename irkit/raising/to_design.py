@@ -42,7 +42,7 @@ from irkit.dialects import tensorop as t
 from irkit.directives import directive_op, entry_of_row
 from irkit.kernel_abi import dtype_name, kernel_args, kernel_scalars, layout_order, scalar_of, size_of
 from irkit.named_ops import NAMED_OPS
-from irkit.raising.compare import WriteForm, _compare_pair, kernel_form, where_text
+from irkit.raising.compare import WriteForm, _compare_pair, in_order, kernel_form, where_text
 from irkit.raising.loop_reader import RaiseError
 from irkit.units import CACHE_FIELDS, DRAM_FIELDS, TOP_FIELDS
 
@@ -69,10 +69,12 @@ def _expand_tensor_level_names(kernel: func.FuncOp) -> None:
     statements, so they are printed from their generalization."""
     from irkit.passes.generalize import generalize_op
 
-    for op in list(kernel.body.block.ops):
+    for op in list(kernel.walk()):
         if isinstance(op, t.ReduceOp | t.ElementwiseOp):
+            block = op.parent_block()
+            assert block is not None
             for new in generalize_op(op, "raise-tensorop"):
-                kernel.body.block.insert_op_before(new, op)
+                block.insert_op_before(new, op)
             op.detach()
             op.erase()
 
@@ -137,21 +139,20 @@ class DesignBuilder:
             named_at[max(group)] = named
             claimed |= set(group)
             hidden |= {writes[i].buffer for i in group if writes[i].buffer != buf}
-        block = self.kernel.body.block
-        keyed: list[tuple[int, Operation]] = []
-        for op in block.ops:  # named operations as the document gave them (raise-tensorop after lower-design)
+        keyed: list[tuple[tuple[int, int], Operation]] = []
+        for op in self.kernel.body.walk():  # named operations as the document gave them (raise-tensorop after lower-design)
             if isinstance(op, t.NamedTensorOp):
                 target = self.form.buffer_names[op.outs[0]]
                 operands = [self.form.buffer_names[v] for v in op.ins]
                 params = dict(op.params.data) if op.params is not None else {}
                 keyed.append(
                     (
-                        block.get_operation_index(op),
+                        self._position(op),
                         d.NamedOp(target, op.name.removeprefix("tensorop."), operands, params),
                     )
                 )
         for k, w in enumerate(writes):
-            at = block.get_operation_index(w.op)
+            at = self._position(w.op)
             if k in named_at:
                 keyed.append((at, named_at[k]))
                 continue
@@ -170,7 +171,34 @@ class DesignBuilder:
                 raise RaiseError(f"cannot print '{w.buffer}': a fill that starts no reduction{hint}", w.op)
             keyed.append((at, self.index_statement(w, k, writes)))
         keyed.sort(key=lambda pair: pair[0])
-        return [op for _, op in keyed], hidden
+        return self._in_repeats(keyed), hidden
+
+    def _position(self, op: Operation) -> tuple[int, int]:
+        """Where `op` runs: its (top-level) index in the kernel, and its index in a repeat's body."""
+        block = self.kernel.body.block
+        parent = op.parent_op()
+        if isinstance(parent, t.RepeatOp):
+            return block.get_operation_index(parent), parent.body.block.get_operation_index(op)
+        return block.get_operation_index(op), -1
+
+    def _in_repeats(self, keyed: list[tuple[tuple[int, int], Operation]]) -> list[Operation]:
+        """The statements in order, those from one tensorop.repeat together in a `repeat` block."""
+        block = self.kernel.body.block
+        names = {s.value: s.name for s in self.sizes}
+        out: list[Operation] = []
+        current: tuple[int, d.RepeatOp] | None = None
+        for (top, inner), op in keyed:
+            if inner < 0:
+                out.append(op)
+                current = None
+                continue
+            if current is None or current[0] != top:
+                repeat = list(block.ops)[top]
+                assert isinstance(repeat, t.RepeatOp)
+                current = (top, d.RepeatOp(names[repeat.count]))
+                out.append(current[1])
+            current[1].body.block.add_op(op)
+        return out
 
     def _group(self, target: str, writes: list[WriteForm]) -> list[int]:
         """Writes into `target` and into temporaries read only within the group (a named op's run)."""
@@ -401,7 +429,7 @@ class DesignBuilder:
     def schedules(self, hidden: set[str]) -> list[Operation]:
         out: list[Operation] = []
         last: dict[str, t.GenericOp | t.NamedTensorOp] = {}
-        for op in self.kernel.body.block.ops:
+        for op in in_order(self.kernel.body.block.ops):
             if isinstance(op, t.GenericOp | t.NamedTensorOp):
                 buf = self.form.buffer_names[op.outs[0]]
                 if buf not in hidden:

@@ -35,7 +35,7 @@ from irkit.affine.linear import Div, Lin
 from irkit.dialects import tensorop as t
 from irkit.kernel_abi import kernel_args
 from irkit.raising.linear import map_results
-from irkit.raising.loop_reader import Buffer, KernelReading, RaiseError, Write, read_kernel
+from irkit.raising.loop_reader import Buffer, KernelReading, LoopFacts, RaiseError, Write, read_kernel
 from irkit.raising.schedule_of import dim_name, schedule_of
 
 
@@ -67,15 +67,41 @@ def raise_kernel(kernel: func.FuncOp) -> func.FuncOp:
             block.add_op(alloc)
             remap[buf.value] = alloc.results[0]
     last_with = _owners(extra, reading)
+    steps: tuple[LoopFacts, t.RepeatOp] | None = None  # the repeat being filled, and its loop
     for k, write in enumerate(reading.writes):
         mine = [f.directive for i, f in enumerate(extra) if last_with.get(i) == k]
         unique = [d for i, d in enumerate(mine) if d not in mine[:i]]
-        block.add_op(_tensor_op(write, reading, remap, sizes, unique))
+        op = _tensor_op(write, reading, remap, sizes, unique)
+        loop = write.repeat
+        if loop is None:
+            steps = None
+            block.add_op(op)
+            continue
+        if steps is None or steps[0] is not loop:
+            steps = (loop, t.RepeatOp(remap[_step_count(loop, reading)]))
+            block.add_op(steps[1])
+        steps[1].body.block.add_op(op)
     block.add_op(func.ReturnOp())
     from irkit.raising.name_ops import name_generics
 
     name_generics(new)
     return new
+
+
+def _step_count(loop: LoopFacts, reading: KernelReading) -> SSAValue:
+    """The size a time loop runs to: it runs from 0 to a size, step 1, as `repeat T` lowers."""
+    upper = loop.upper[0] if len(loop.upper) == 1 else None
+    count = next(iter(upper.terms), None) if upper is not None and upper.const == 0 and len(upper.terms) == 1 else None
+    if (
+        loop.lower != [Lin()] or loop.step != 1 or count is None or upper.terms[count] != 1  # type: ignore[union-attr]
+        or count not in reading.sizes
+    ):  # fmt: skip
+        raise RaiseError(
+            f"cannot raise loop '{loop.name}': nothing uses its variable, so it repeats the statements inside, but a "
+            "repeat runs from 0 to a size with step 1",
+            loop.op,
+        )
+    return count  # type: ignore[return-value]
 
 
 def _owners(extra: list, reading: KernelReading) -> dict[int, int]:
