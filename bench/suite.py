@@ -180,6 +180,61 @@ def numpy_syrk(arrays: dict[str, np.ndarray]) -> Contender:
     return Contender("numpy A @ A.T (OpenBLAS), lower triangle", call, lambda: c)
 
 
+def numpy_jacobi(steps: int) -> Callable[[dict[str, np.ndarray]], Contender]:
+    """`steps` Jacobi sweeps A -> B -> A on the interior, in place with slices (no temporaries);
+    B's border is A's, which no sweep changes (the document's fixed border)."""
+
+    def make(arrays: dict[str, np.ndarray]) -> Contender:
+        a0 = arrays["A"].copy()
+        a, b = machine.aligned_empty(a0.shape), machine.aligned_empty(a0.shape)
+
+        def sweep(src: np.ndarray, dst: np.ndarray) -> None:
+            t = dst[1:-1, 1:-1]
+            np.add(src[1:-1, 1:-1], src[:-2, 1:-1], out=t)
+            t += src[2:, 1:-1]
+            t += src[1:-1, :-2]
+            t += src[1:-1, 2:]
+            t *= np.float32(0.2)
+
+        def call() -> None:
+            for _ in range(steps):
+                sweep(a, b)
+                sweep(b, a)
+
+        def prepare() -> None:
+            np.copyto(a, a0)
+            np.copyto(b, a0)
+
+        prepare()
+        return Contender("numpy slices, in place", call, lambda: a, prepare=prepare)
+
+    make.__name__ = "numpy_jacobi"
+    return make
+
+
+def numpy_causal_attention(arrays: dict[str, np.ndarray]) -> Contender:
+    """The square of scores by BLAS, the mask, a row softmax and the product with V, in place."""
+    q, k, v = arrays["Q"], arrays["K"], arrays["V"]
+    s_len, d = q.shape
+    scores = np.empty((s_len, s_len), np.float32)
+    rowmax = np.empty((s_len, 1), np.float32)
+    o = machine.aligned_empty((s_len, d))
+    upper = np.triu(np.ones((s_len, s_len), bool), 1)
+    scale = np.float32(1 / np.sqrt(d))
+
+    def call() -> None:
+        np.matmul(q, k.T, out=scores)  # OpenBLAS sgemm: the whole square, twice the triangle's work
+        np.multiply(scores, scale, out=scores)
+        np.putmask(scores, upper, -np.inf)
+        np.max(scores, axis=1, keepdims=True, out=rowmax)
+        np.subtract(scores, rowmax, out=scores)
+        np.exp(scores, out=scores)
+        np.divide(scores, scores.sum(axis=1, keepdims=True), out=scores)
+        np.matmul(scores, v, out=o)
+
+    return Contender("numpy (BLAS square, masked softmax)", call, lambda: o)
+
+
 def c_triad_inplace(arrays: dict[str, np.ndarray]) -> Contender:
     lib = machine.peers_library()
     a, b, c0 = arrays["a"], arrays["b"], arrays["c"]
@@ -280,6 +335,18 @@ def cases(names: list[str], quick: bool, rng: np.random.Generator) -> list[Case]
         n, k = (64, 48) if quick else (1024, 1024)
         case = Case("syrk (lower triangle)", f"{n}x{k}", "syrk.design", {"N": n, "K": k}, "C", k, [numpy_syrk])
         case.inputs = {"A": uniform(n, k), "C": uniform(n, n), "alpha": np.asarray(0.5, np.float32)}
+        out.append(case)
+    if "jacobi_2d" in names:
+        steps, n = (4, 64) if quick else (100, 1024)
+        case = Case("jacobi_2d (fixed border)", f"{steps} x {n}^2", "jacobi_2d.design", {"T": steps, "N": n}, "A",
+                    2 * steps, [numpy_jacobi(steps)])  # fmt: skip
+        case.inputs = {"A": uniform(n, n)}
+        out.append(case)
+    if "causal_attention" in names:
+        s_len, d = (64, 16) if quick else (2048, 64)
+        case = Case("causal attention (one head)", f"S={s_len}, D={d}", "causal_attention.design",
+                    {"S": s_len, "D": d}, "O", 2 * s_len + d, [numpy_causal_attention])  # fmt: skip
+        case.inputs = {k: rng.standard_normal((s_len, d), dtype=np.float32) for k in ("Q", "K", "V")}
         out.append(case)
     return out
 

@@ -43,8 +43,8 @@ from xdsl.ir.affine import (
 
 from irkit.affine.linear import lin_of, split_floordiv
 from irkit.affine.printer import affine_text
-from irkit.affine.where import bound_text, normal_form
-from irkit.affine_text import AffineTextError, parse_affine
+from irkit.affine.where import as_expr, bound_text, normal_form
+from irkit.affine_text import AffineTextError, format_affine, parse_affine
 from irkit.checks.symbolic import Facts, Lin, NotAffine, to_lin
 from irkit.dialects import tensorop as t
 from irkit.directives import entry_of_row, record_of
@@ -224,6 +224,25 @@ def where_text(op: t.GenericOp, dims: list[str], syms: list[str]) -> list[str]:
         for f in forms:
             out.add(bound_text({str(v): k for v, k in f.terms.items()}, f.const, dims))
     return sorted(out)
+
+
+def where_in_order(op: t.GenericOp, dims: list[str], syms: list[str]) -> list[str]:
+    """The generic's domain constraints as a document writes them, in the generic's order: each a
+    bound on its innermost loop (`j <= i`), an equality as one (`i == N - 1`)."""
+    out: list[str] = []
+    for expr, equal in op.where_forms():
+        form = lin_of(expr, dims, syms, div=split_floordiv)
+        coeffs = {str(v): k for v, k in form.terms.items()}
+        text = bound_text(coeffs, form.const, dims)
+        inner = [v for v in dims if coeffs.get(v) in (1, -1)]
+        if equal and inner:
+            v = inner[-1]
+            k = coeffs[v]
+            rest = {n: -c * k for n, c in coeffs.items() if n != v}
+            text = f"{v} == {format_affine(as_expr(rest, -form.const * k))}"
+        if text not in out:
+            out.append(text)
+    return out
 
 
 def fold_floordiv(expr: AffineExpr) -> AffineExpr:

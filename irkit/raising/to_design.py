@@ -42,7 +42,7 @@ from irkit.dialects import tensorop as t
 from irkit.directives import directive_op, entry_of_row
 from irkit.kernel_abi import dtype_name, kernel_args, kernel_scalars, layout_order, scalar_of, size_of
 from irkit.named_ops import NAMED_OPS
-from irkit.raising.compare import WriteForm, _compare_pair, in_order, kernel_form, where_text
+from irkit.raising.compare import WriteForm, _compare_pair, in_order, kernel_form, where_in_order
 from irkit.raising.loop_reader import RaiseError
 from irkit.units import CACHE_FIELDS, DRAM_FIELDS, TOP_FIELDS
 
@@ -396,7 +396,7 @@ class DesignBuilder:
                 values[a] = b
         assert result is not None
         block.add_op(d.YieldOp(values.get(result, result)))
-        where = _equalities(where_text(op, names, self.size_names)) if op.where is not None else None
+        where = _equalities(where_in_order(op, names, self.size_names)) if op.where is not None else None
         return d.StmtOp(w.buffer, lhs, ASSIGN[kind] if kind else "=", Region(block), where)
 
     def _named_value(self, op: Operation, converting: dict[SSAValue, str]) -> str | None:

@@ -381,6 +381,32 @@ SUITE: dict[str, KernelSuite] = {
             ),
         ),
         KernelSuite(
+            "jacobi_2d",
+            (
+                OWN,
+                NAIVE,
+                SERIAL,
+            ),
+            (
+                _sizes("L2", T=20, N=256),
+                _sizes("L3", T=10, N=1024),
+                _sizes("DRAM", T=4, N=4096),
+            ),
+        ),
+        KernelSuite(
+            "causal_attention",
+            (
+                OWN,
+                NAIVE,
+                SERIAL,
+            ),
+            (
+                _sizes("L2", S=256, D=64),
+                _sizes("L3", S=1024, D=64),
+                _sizes("DRAM", S=4096, D=64),
+            ),
+        ),
+        KernelSuite(
             "transpose",
             (
                 OWN,

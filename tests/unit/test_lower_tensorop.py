@@ -38,12 +38,19 @@ def lowered(path: Path) -> tuple[ModuleOp, ModuleOp]:
     return before, after
 
 
+def time_loop(loop: lp.ForOp) -> bool:
+    """A `repeat`'s loop: of no stage, its variable used by nothing."""
+    return loop.stage is None and not loop.induction_var.uses
+
+
 def loops_of(module: ModuleOp) -> list[lp.ForOp]:
-    return [op for op in module.walk() if isinstance(op, lp.ForOp)]
+    """The statements' loops (a repeat's time loop left out)."""
+    return [op for op in module.walk() if isinstance(op, lp.ForOp) and not time_loop(op)]
 
 
 def outermost(module: ModuleOp) -> list[lp.ForOp]:
-    return [op for op in loops_of(module) if not isinstance(op.parent_op(), lp.ForOp)]
+    """The outermost loop of each statement's nest (inside a time loop, if any)."""
+    return [op for op in loops_of(module) if not isinstance(op.parent_op(), lp.ForOp) or time_loop(op.parent_op())]
 
 
 def nest_of(loop: lp.ForOp) -> list[lp.ForOp]:
@@ -69,6 +76,9 @@ def test_example_lowers_and_verifies(path):
     (k1,) = [op for op in after.body.block.ops if isinstance(op, func.FuncOp)]
     assert k0.function_type == k1.function_type and k0.arg_attrs == k1.arg_attrs
     assert k0.attributes == k1.attributes and k0.sym_name == k1.sym_name
+    for steps in [op for op in after.walk() if isinstance(op, lp.ForOp) and time_loop(op)]:
+        assert steps.parent_op() is k1 and steps.step_value == 1  # a repeat: 0 to a size, at the top
+        assert [v.owner for v in steps.upper_operands] == [k1.body.block]
     for loop in loops_of(after):
         outer = {o.induction_var for o in lp.enclosing_loops(loop)}  # a `where` bounds by outer loops
         assert (loop.lower.data == AffineMap.constant_map(0) and not loop.lower_operands) or outer
@@ -84,7 +94,7 @@ def test_schedule_sits_on_the_outermost_loop_of_its_nest(path):
     carriers = [loop for loop in loops_of(after) if SCHEDULE_ATTR in loop.attributes]
     assert {loop.stage.data for loop in carriers} == {s for s, sched in schedules.items() if sched is not None}
     for loop in carriers:
-        assert not isinstance(loop.parent_op(), lp.ForOp)
+        assert not isinstance(loop.parent_op(), lp.ForOp) or time_loop(loop.parent_op())
         assert loop.attributes[SCHEDULE_ATTR] == schedules[loop.stage.data]
 
 

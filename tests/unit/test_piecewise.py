@@ -247,3 +247,19 @@ def test_the_checker_agrees_with_brute_force_on_parts_of_a_vector(parts):
         n = int(message.split("when N = ")[1].split(")")[0])
         twice, gap = _brute(parts, n)
         assert twice if "both write" in message else gap, (text, message)
+
+
+@pytest.mark.parametrize("scheduled", [True, False])
+@pytest.mark.parametrize("sizes", [{"S": 37, "D": 7}, {"S": 1, "D": 1}, {"S": 19, "D": 33}])
+def test_the_causal_attention_example_runs_as_numpy_says(scheduled, sizes):
+    """examples/causal_attention.design under its own schedule and under none, at odd sizes."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).parents[2] / "examples" / "causal_attention.design").read_text()
+    if not scheduled:
+        text = re.sub(r"  schedule \w+ \{.*?\n  \}\n", "", text, flags=re.S)
+    kernel = irkit.compile(text, name="causal_attention.design")
+    inputs = kernel.random_inputs(sizes, seed=5)
+    want = attention_numpy(inputs["Q"], inputs["K"], inputs["V"])
+    np.testing.assert_allclose(kernel(sizes, **inputs)["O"], want, rtol=2e-4, atol=2e-5)

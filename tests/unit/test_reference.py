@@ -38,6 +38,8 @@ SMALL = {
     "layernorm": {"M": 7, "N": 13},
     "syrk": {"N": 9, "K": 5},
     "trmm": {"M": 9, "N": 7},
+    "jacobi_2d": {"T": 3, "N": 9},
+    "causal_attention": {"S": 11, "D": 5},
 }
 
 
@@ -113,6 +115,28 @@ def test_trmm():
     c = R.evaluate_design(example("trmm"), x, SMALL["trmm"])["C"]
     a, b = f64(x["A"]), f64(x["B"])
     assert_close(c, float(x["alpha"]) * (b + np.tril(a, -1).T @ b), n=10)
+
+
+def test_jacobi_2d():
+    x = R.random_inputs(example("jacobi_2d"), SMALL["jacobi_2d"])
+    got = R.evaluate_design(example("jacobi_2d"), x, SMALL["jacobi_2d"])["A"]
+    a = f64(x["A"])
+    for _ in range(3):
+        b = a.copy()
+        b[1:-1, 1:-1] = 0.2 * (a[1:-1, 1:-1] + a[:-2, 1:-1] + a[2:, 1:-1] + a[1:-1, :-2] + a[1:-1, 2:])
+        a = b.copy()
+        a[1:-1, 1:-1] = 0.2 * (b[1:-1, 1:-1] + b[:-2, 1:-1] + b[2:, 1:-1] + b[1:-1, :-2] + b[1:-1, 2:])
+    assert_close(got, a, n=6)
+
+
+def test_causal_attention():
+    x = R.random_inputs(example("causal_attention"), SMALL["causal_attention"])
+    got = R.evaluate_design(example("causal_attention"), x, SMALL["causal_attention"])["O"]
+    q, k, v = f64(x["Q"]), f64(x["K"]), f64(x["V"])
+    s = q @ k.T / np.sqrt(q.shape[1])
+    s[np.triu_indices(len(s), 1)] = -np.inf
+    p = np.exp(s - s.max(axis=1, keepdims=True))
+    assert_close(got, (p / p.sum(axis=1, keepdims=True)) @ v, n=2 * 11 + 5)
 
 
 def test_softmax():
