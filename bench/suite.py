@@ -344,7 +344,7 @@ def cases(names: list[str], quick: bool, rng: np.random.Generator) -> list[Case]
         out.append(case)
     if "causal_attention" in names:
         s_len, d = (64, 16) if quick else (2048, 64)
-        case = Case("causal attention (one head)", f"S={s_len}, D={d}", "causal_attention.design",
+        case = Case("causal_attention (one head)", f"S={s_len}, D={d}", "causal_attention.design",
                     {"S": s_len, "D": d}, "O", 2 * s_len + d, [numpy_causal_attention])  # fmt: skip
         case.inputs = {k: rng.standard_normal((s_len, d), dtype=np.float32) for k in ("Q", "K", "V")}
         out.append(case)

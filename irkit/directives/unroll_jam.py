@@ -75,7 +75,7 @@ def space(s: Space) -> list[Entry]:
     return [
         {"kind": "unroll_jam", "loop": loop, "factor": f}
         for k, loop in enumerate(s.loops[:-1])
-        if not _same_root_inside(s, k)
+        if not _same_root_inside(s, k) and not _bounds_inside(s, k)
         for f in range(2, limit + 1)
         if f <= s.extents.get(loop, 1)
     ]
@@ -85,6 +85,23 @@ def _same_root_inside(s: Space, k: int) -> bool:
     """Is a loop inside the k-th split from the same loop (its bounds depend on it: `replay` refuses)?"""
     root = s.roots.get(s.loops[k])
     return root is not None and any(s.roots.get(inner) == root for inner in s.loops[k + 1 :])
+
+
+def _bounds_inside(s: Space, k: int) -> bool:
+    """Does a loop inside the k-th, of another root, have bounds that use it (a triangle's `j` inside
+    `i`, through the loops its bounds use)?  The copies would jam loops of different trip counts."""
+    loop = s.loops[k]
+    for inner in s.loops[k + 1 :]:
+        seen: set[str] = set()
+        todo = list(s.outside.get(inner, ()))
+        while todo:
+            used = todo.pop()
+            if used not in seen:
+                seen.add(used)
+                todo.extend(s.outside.get(used, ()))
+        if loop in seen and s.roots.get(inner, inner) != s.roots.get(loop, loop):
+            return True
+    return False
 
 
 RECORD = register(

@@ -77,7 +77,11 @@ class Candidate:
 
 
 def start(stage: StageInfo, reads: tuple[str, ...]) -> Candidate:
-    return Candidate(stage.name, (), Probe(stage.name, stage.loops, stage.reductions, reads))
+    """The unscheduled stage; a triangle's loops start with their bounds' loops (`where j <= i`: j's
+    bounds use i), so that no candidate moves one outside the other or jams across it."""
+    probe = Probe(stage.name, stage.loops, stage.reductions, reads)
+    probe.deps = dict(stage.bounds)
+    return Candidate(stage.name, (), probe)
 
 
 def extend(c: Candidate, entry: Entry, stage: StageInfo | None = None) -> Candidate | None:
@@ -90,7 +94,7 @@ def extend(c: Candidate, entry: Entry, stage: StageInfo | None = None) -> Candid
         return None
     if entry["kind"] == "pack" and stage is not None and not packable(c.nest, stage, entry["tensor"], entry["loop"]):
         return None
-    if entry["kind"] == "unroll_jam" and _packed_inside(c.nest, entry["loop"]):
+    if entry["kind"] == "unroll_jam" and (_packed_inside(c.nest, entry["loop"]) or _bounds_use(c.nest, entry["loop"])):
         return None
     nest = c.nest.copy()
     record.replay(nest, entry, entry)
@@ -101,6 +105,26 @@ def extend(c: Candidate, entry: Entry, stage: StageInfo | None = None) -> Candid
         return None
     text = record.text(entry)
     return Candidate(c.stage, (*c.entries, entry), nest, f"{c.text}; {text}" if c.entries else text)
+
+
+def _bounds_use(nest: Nest, loop: str) -> bool:
+    """Does a loop inside `loop`, split from another one, have bounds that use it (through the loops
+    its bounds use)?  Jamming copies of `loop` would jam loops of different trip counts."""
+    names = nest.names
+    if loop not in names:
+        return False
+    root = {name: r for name, r, _ in nest.loops}
+    for inner in names[names.index(loop) + 1 :]:
+        seen, todo = set(), list(nest.deps.get(inner, ()))
+        while todo:
+            used = todo.pop()
+            if used in seen:
+                continue
+            seen.add(used)
+            todo.extend(nest.deps.get(used, ()))
+        if loop in seen and root.get(inner) != root.get(loop):
+            return True
+    return False
 
 
 def space_of(c: Candidate, stage: StageInfo, lanes: int, registers: int) -> Space:

@@ -117,6 +117,7 @@ class StageInfo:
     reductions: frozenset[str]
     bodies: list[Body] = field(default_factory=list)
     constant: frozenset[str] = frozenset()  # loops whose extent is a number in the document, not a size
+    bounds: dict[str, frozenset[str]] = field(default_factory=dict)  # loop -> the loops its `where` bounds use
 
 
 @dataclass
@@ -169,7 +170,8 @@ def read_kernels(text: str, name: str, size_sets: list[Mapping[str, int]]) -> li
         for sname, st in checker.stages.items():
             extents = {loop: int(evaluate(e, values)) for loop, e in st.extents.items()}
             constant = frozenset(loop for loop, e in st.extents.items() if _is_constant(e))
-            stages[sname] = StageInfo(sname, tuple(st.loops), extents, frozenset(st.reduction_loops), constant=constant)
+            stages[sname] = StageInfo(sname, tuple(st.loops), extents, frozenset(st.reduction_loops), constant=constant,
+                                      bounds=where_bounds(st.loops, st.domain))  # fmt: skip
         fixed = 0.0
         for root in top:
             stored = [a.buf.name for lp in root.walk() for a in lp.accesses if a.store and not a.buf.local]
@@ -177,6 +179,17 @@ def read_kernels(text: str, name: str, size_sets: list[Mapping[str, int]]) -> li
             for path in _paths(root, []):
                 fixed += _add_body(path, stage, values)
         out.append(KernelInfo(stages, fixed, reader.relaxed, {k: int(v) for k, v in values.items()}, reads, temps))
+    return out
+
+
+def where_bounds(loops: list[str], domain: list) -> dict[str, frozenset[str]]:
+    """Each loop a `where` constraint bounds (its innermost index, in the stage's loop order) and the
+    other loops that constraint names: they must stay outside it (`j <= i`: `j` inside `i`)."""
+    out: dict[str, frozenset[str]] = {}
+    for form, _ in domain:
+        named = [v for v in loops if v in form.names()]
+        if len(named) > 1:
+            out[named[-1]] = out.get(named[-1], frozenset()) | frozenset(named[:-1])
     return out
 
 

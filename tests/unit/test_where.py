@@ -200,3 +200,26 @@ def test_work_counts_the_points_of_the_domain():
     assert flops == 100 * 101 // 2 * 7 * 3  # alpha * A * A, then the add: 3 per point of the triangle
     band = work(parse_design(BAND, "band.design"), {"N": 10}).flops
     assert band == 10 * 1 + (10 * 5 - 2 * 3)  # the diagonal's add; the band's points (each a max)
+
+
+def test_the_tuner_offers_no_schedule_a_triangle_refuses():
+    """A triangle's loops start with their bounds' loops (j's bounds use i): the tuner never offers
+    moving j outside i or jamming i, the directives the passes refuse, and still offers the rest."""
+    from irkit.tune.candidate import extend, next_entries, start
+    from irkit.tune.stages import read_kernel
+
+    info = read_kernel(SYRK, "syrk.design", {"N": 64, "K": 32})
+    stage = info.stages["C"]
+    assert stage.bounds == {"j": frozenset({"i"})}
+    c = start(stage, info.reads["C"])
+    offered = next_entries(c, stage, 8, 16)
+    kinds = {(e["kind"], tuple(e.get("loops") or [e.get("loop")])) for e in offered}
+    assert ("interchange", ("i", "j")) not in kinds and not any(k == "unroll_jam" and lp == ("i",) for k, lp in kinds)
+    assert not any(e["kind"] == "tile" and e["loops"] == ["i", "j"] and extend(c, e, stage) for e in offered)
+    assert ("parallel", ("i",)) in kinds and ("interchange", ("j", "k")) in kinds
+    for e in offered:
+        if e["kind"] in ("reorder", "interchange", "unroll_jam"):
+            assert extend(c, e, stage) is not None, e
+    split = extend(c, {"kind": "split", "loop": "i", "factor": 4, "outer": "io", "inner": "ii"}, stage)
+    assert split is not None
+    assert extend(split, {"kind": "unroll_jam", "loop": "io", "factor": 2}, stage) is None  # j's bounds use ii, inside io
