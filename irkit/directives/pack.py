@@ -1,10 +1,14 @@
-"""`pack B at ko`: copy the tile of B read inside loop ko into a contiguous buffer, once per iteration."""
+"""`pack B at ko`: copy the tile of B read inside loop ko into a contiguous buffer, once per iteration.
+
+`pack A[j, k] at jo` packs one read of a tensor the stage reads more than once (`A[i, k] * A[j, k]`):
+the other reads stay reads of `A`."""
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import StringAttr
-from xdsl.irdl import IRDLOperation, irdl_op_definition, lazy_traits_def, prop_def
+from xdsl.dialects.builtin import ArrayAttr, StringAttr
+from xdsl.irdl import IRDLOperation, irdl_op_definition, lazy_traits_def, opt_prop_def, prop_def
 
+from irkit.affine_text import format_affine
 from irkit.dialects import design as d
 from irkit.directives.record import Directive, Entry, Space, register
 
@@ -16,29 +20,42 @@ class PackOp(IRDLOperation):
     name = "design.pack"
     tensor = prop_def(StringAttr)
     loop = prop_def(StringAttr)
+    indices = opt_prop_def(ArrayAttr[StringAttr])  # which read, when the stage reads the tensor more than once
     traits = lazy_traits_def(d.in_schedule)
-    assembly_format = "$tensor `at` $loop attr-dict"
+    assembly_format = "$tensor (`read` $indices^)? `at` $loop attr-dict"
 
-    def __init__(self, tensor: str, loop: str):
-        super().__init__(properties={"tensor": StringAttr(tensor), "loop": StringAttr(loop)})
+    def __init__(self, tensor: str, loop: str, indices: list[str] | None = None):
+        props = {"tensor": StringAttr(tensor), "loop": StringAttr(loop)}
+        if indices:
+            props["indices"] = ArrayAttr([StringAttr(i) for i in indices])
+        super().__init__(properties=props)
 
 
 def build(b, ch) -> PackOp:
-    return PackOp(str(ch[0]), str(ch[1]))
+    tensor, read, loop = ch
+    indices = [format_affine(b.affine(x)) for x in read.children] if read is not None else None
+    return PackOp(str(tensor), str(loop), indices)
+
+
+def read_text(e: Entry) -> str:
+    """`A[j, k]` for a pack of one read, `A` for a pack of every read of the tensor."""
+    indices = e.get("indices")
+    return f"{e['tensor']}[{', '.join(indices)}]" if indices else str(e["tensor"])
 
 
 def text(e: Entry) -> str:
-    return f"pack {e['tensor']} at {e['loop']}"
+    return f"pack {read_text(e)} at {e['loop']}"
 
 
 def from_entry(e: Entry) -> PackOp:
-    return PackOp(e["tensor"], e["loop"])
+    return PackOp(e["tensor"], e["loop"], e.get("indices"))
 
 
 def replay(nest, e: Entry, at: object) -> None:
     tensor = e["tensor"]
-    nest.packs[tensor] = e["loop"]
-    nest.locs[f"pack:{tensor}"] = e.get("loc")
+    key = read_text(e)  # two reads of one tensor may each have a pack
+    nest.packs[key] = e["loop"]
+    nest.locs[f"pack:{key}"] = e.get("loc")
     nest.require(e["loop"], at)
     if tensor not in nest.reads:
         nest.error(

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.passes import ModulePass
@@ -65,6 +65,24 @@ def extent_bound(expr: AffineExpr, sizes: Sequence[SSAValue]) -> tuple[AffineMap
     new_symbols = [AffineExpr.dimension(used.index(s)) if s in used else AffineExpr.constant(0) for s in range(len(sizes))]
     bound = AffineMap(len(used), 0, (expr.replace_dims_and_symbols((), new_symbols).simplify(len(used), 0),))
     return bound, [sizes[s] for s in used]
+
+
+READ_ATTR = "irkit.read"  # on a load of a tensor its statement reads more than once: the read, `A[j, k]`
+
+
+def read_text(buf: SSAValue, amap: AffineMap, loops: list[str], op: t.GenericOp) -> str:
+    """`A[j, k]`: a read of buffer `buf` as the document writes it, over the loop names (and the sizes)."""
+    from irkit.affine.printer import affine_text
+    from irkit.kernel_abi import kernel_args
+    from irkit.passes.schedule.helpers import value_name  # helpers imports this module
+
+    tensor = value_name(buf)
+    kernel = op.parent_op()
+    while kernel is not None and not isinstance(kernel, func.FuncOp):
+        kernel = kernel.parent_op()
+    names = {s.value: s.name for s in kernel_args(kernel)[0]} if kernel is not None else {}
+    syms = [names.get(v, "?") for v in op.sizes]
+    return f"{tensor}[{', '.join(affine_text(r, loops, syms) for r in amap.results)}]"
 
 
 TIME_LOOP = "t"  # the name of a `repeat`'s loop (it indexes nothing; a statement's own `t` is another loop)
@@ -182,8 +200,11 @@ class KernelLowering:
         for pos, (arg, buf, amap) in enumerate(zip(block.args, operands, op.maps)):
             if pos >= n_in and not arg.uses:
                 continue  # the output element is read only if the body uses it
+            read = read_text(buf, amap, names, op) if list(op.ins).count(buf) > 1 else None
             amap, indices = with_sizes_as_dims(amap, nest.ivs, list(op.sizes))
             load = lp.LoadOp(buf, amap, indices)
+            if read is not None:  # which of the tensor's reads, for `pack A[j, k] at jo`
+                load.attributes[READ_ATTR] = StringAttr(read)
             load.location = op.location
             if arg.name_hint is not None:
                 load.result.name_hint = arg.name_hint

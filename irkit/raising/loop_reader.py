@@ -556,6 +556,11 @@ def _split_domain(
         upper = [f for f in upper if f not in also]
     if not constraints:
         return facts, [], []
+    if not any(_over_sizes(f, size_vars) for f in upper) and dimension is not None:
+        # every upper bound names another loop (`k < i + 1`, the `min(N, ...)` simplified away under a
+        # compute_at): the loop runs inside the dimension it indexes (the loop-level bounds check
+        # proves every access in bounds), which is the box the constraints cut
+        upper = [dimension, *upper]
     box = LoopFacts(facts.op, facts.name, facts.step, lower, upper, facts.parallel, facts.vector, facts.unroll,
                     facts.parent)  # fmt: skip
     return box, constraints, also

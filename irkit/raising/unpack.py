@@ -26,7 +26,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import AffineMapAttr
+from xdsl.dialects.builtin import AffineMapAttr, StringAttr
 from xdsl.ir import Operation, SSAValue
 
 from irkit.affine.linear import Div, Lin, floordiv_atom
@@ -81,6 +81,7 @@ def _unpack_one(alloc: lp.AllocOp, kernel: func.FuncOp) -> list[tuple[dict, lp.F
         return None
     name = alloc.tensor_name.data
     copies = [_Copy(st, alloc, name) for st in stores]
+    reads = {_read(ld) for ld in loads}
     for ld in loads:
         copy = _serving(ld, copies, name)
         _redirect(ld, copy.source_buffer, copy.digits, copy.source, name)
@@ -94,8 +95,11 @@ def _unpack_one(alloc: lp.AllocOp, kernel: func.FuncOp) -> list[tuple[dict, lp.F
         copy.root.detach()
         copy.root.erase()
         loop = where if isinstance(where, lp.ForOp) else None
-        out.append(({"kind": "pack", "tensor": tensor, "loop": loop.loop_name.data if loop else "", "depth": depth},
-                    loop))  # fmt: skip
+        directive = {"kind": "pack", "tensor": tensor, "loop": loop.loop_name.data if loop else "", "depth": depth}
+        (read,) = reads if len(reads) == 1 else (None,)
+        if read is not None:  # one of several reads of the tensor: which one (its loads say, `irkit.read`)
+            directive["indices"] = [x.strip() for x in read[read.index("[") + 1 : -1].split(",")]
+        out.append((directive, loop))
     for use in list(buf.uses):
         if isinstance(use.operation, lp.FreeOp):
             use.operation.detach()
@@ -103,6 +107,14 @@ def _unpack_one(alloc: lp.AllocOp, kernel: func.FuncOp) -> list[tuple[dict, lp.F
     alloc.detach()
     alloc.erase()
     return out
+
+
+def _read(ld: lp.LoadOp) -> str | None:
+    """The document's read a load comes from, when its statement reads the tensor more than once."""
+    from irkit.passes.lower_tensorop import READ_ATTR
+
+    attr = ld.attributes.get(READ_ATTR)
+    return attr.data if isinstance(attr, StringAttr) else None
 
 
 class _Copy:
@@ -362,6 +374,7 @@ def _redirect(ld: lp.LoadOp, source: SSAValue, digits, source_index: list[Lin], 
     amap, operands = affine_map_of(new_index)
     new = lp.LoadOp(source, amap, operands)
     new.location = ld.location
+    new.attributes.update(ld.attributes)
     block = ld.parent_block()
     assert block is not None
     block.insert_op_before(new, ld)

@@ -223,3 +223,24 @@ def test_the_tuner_offers_no_schedule_a_triangle_refuses():
     split = extend(c, {"kind": "split", "loop": "i", "factor": 4, "outer": "io", "inner": "ii"}, stage)
     assert split is not None
     assert extend(split, {"kind": "unroll_jam", "loop": "io", "factor": 2}, stage) is None  # j's bounds use ii, inside io
+
+
+def test_a_where_producer_computed_at_its_consumer_verifies():
+    """Under compute_at the lowering drops `min(N, i + 1)`'s N (i < N already): raising takes the
+    dimension the loop indexes as its box, the constraint as its domain."""
+    from irkit.raising.verify import compare_modules, lowered_loops
+
+    text = """design caw {
+  sizes { N = 24 }
+  tensor A : f32[N, N] input
+  tensor T : f32[N, N] temp
+  tensor C : f32[N, N] output
+  T[i, j] += A[i, k] where k <= i
+  C[i, j] = 2.0 * T[i, j]
+  schedule C { split i by 8 -> io, ii }
+  schedule T { compute_at C.io }
+}
+"""
+    module = parse_design(text, "caw.design")
+    assert [d.message for d in compare_modules(module, lowered_loops(module))] == []
+    agrees_with_the_oracle(text, {"N": 21}, name="caw.design")

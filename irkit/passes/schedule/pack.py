@@ -59,7 +59,7 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, ModuleOp
+from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, ModuleOp, StringAttr
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.passes import ModulePass
@@ -101,6 +101,7 @@ INNERMOST = 1 << 30  # depth of the unit digit of jammed copies: innermost
 def apply(kernel: func.FuncOp, stage: str, d: Mapping[str, Attribute], where: str) -> None:
     tensor = get_str(d, "tensor")
     loop_name = get_str(d, "loop")
+    indices = [x.data for x in d["indices"].data] if "indices" in d else None  # type: ignore[attr-defined]
     check_last(kernel, stage, "pack", where)
     found = [lo for root in scheduled_nests(kernel, stage) for lo in nest_loops(root) if name(lo) == loop_name]
     if not found:
@@ -110,11 +111,33 @@ def apply(kernel: func.FuncOp, stage: str, d: Mapping[str, Attribute], where: st
     # unroll_jam, say) are left alone; if none reads it, `pack` says so.
     reading = [v for v in found if any(_reads(op, tensor) for op in v.walk())]
     for v in reading or found[:1]:
-        pack(kernel, stage, v, tensor, where)
+        pack(kernel, stage, v, tensor, where, indices)
 
 
 def _reads(op: Operation, tensor: str) -> bool:
     return isinstance(op, lp.LoadOp) and value_name(op.memref) == tensor
+
+
+def _read_of(op: lp.LoadOp) -> str | None:
+    from irkit.passes.lower_tensorop import READ_ATTR
+
+    attr = op.attributes.get(READ_ATTR)
+    return attr.data if isinstance(attr, StringAttr) else None
+
+
+def _same_read(text: str, tensor: str, indices: list[str]) -> bool:
+    """Is the load's read `text` (`A[j, k]`) the directive's `tensor[indices]`, up to spelling?"""
+    from irkit.affine.where import linear
+    from irkit.affine_text import AffineTextError, parse_affine
+
+    inner = text.removeprefix(f"{tensor}[").removesuffix("]")
+    got = [x.strip() for x in inner.split(",")] if inner != text else []
+    if len(got) != len(indices):
+        return False
+    try:
+        return all(linear(parse_affine(a)) == linear(parse_affine(b)) for a, b in zip(got, indices))
+    except (AffineTextError, ValueError):
+        return False
 
 
 # ------------------------------------------------------------------ tiles
@@ -318,8 +341,18 @@ def _tensor_shape(kernel: func.FuncOp, buf: SSAValue) -> tuple[AffineMap, list[S
     return None
 
 
-def pack(kernel: func.FuncOp, stage: str, v: lp.ForOp, tensor: str, where: str) -> None:
+def pack(kernel: func.FuncOp, stage: str, v: lp.ForOp, tensor: str, where: str, indices: list[str] | None = None) -> None:
     loads = [op for op in v.walk() if isinstance(op, lp.LoadOp) and value_name(op.memref) == tensor]
+    reads = list(dict.fromkeys(r for r in map(_read_of, loads) if r is not None))
+    shown = f"{tensor}[{', '.join(indices)}]" if indices else tensor
+    if indices is not None:  # one read of the tensor: its loads only (every copy unroll_jam made)
+        if not reads:
+            raise fail(where, f"pack {shown} at {name(v)}: the stage reads '{tensor}' once; write pack {tensor} at "
+                       f"{name(v)}", tensor)  # fmt: skip
+        loads = [ld for ld in loads if _same_read(_read_of(ld) or "", tensor, indices)]
+        if not loads:
+            raise fail(where, f"pack {shown} at {name(v)}: the stage reads '{tensor}' as {', '.join(reads)} inside "
+                       f"'{name(v)}', not as {shown}", tensor)  # fmt: skip
     if not loads:
         packed = any(isinstance(op, lp.LoadOp) and value_name(op.memref) == f"{tensor}_pack" for op in v.walk())
         hint = f" (an earlier pack made its reads there read {tensor}_pack)" if packed else ""
@@ -358,10 +391,11 @@ def pack(kernel: func.FuncOp, stage: str, v: lp.ForOp, tensor: str, where: str) 
         sym = col[0].sym
         for acc, ld in zip(col, loads):
             if acc.sym != sym:
+                hint = f"; pack one of them (pack {reads[-1]} at {name(v)})" if len(reads) > 1 and indices is None else ""
                 raise fail(
                     where,
-                    f"pack {tensor} at {name(v)}: the reads {access_text(loads[0])} and {access_text(ld)} are not "
-                    "offsets of one tile (their indices differ by more than constants)",
+                    f"pack {shown} at {name(v)}: the reads {access_text(loads[0])} and {access_text(ld)} are not "
+                    f"offsets of one tile (their indices differ by more than constants){hint}",
                     tensor,
                 )
         if len({acc.span for acc in col}) > 1:
@@ -441,6 +475,7 @@ def pack(kernel: func.FuncOp, stage: str, v: lp.ForOp, tensor: str, where: str) 
         new = lp.LoadOp(alloc.result, amap, ops)
         new.result.name_hint = ld.result.name_hint
         new.location = ld.location
+        new.attributes.update(ld.attributes)  # which read it is (`irkit.read`), for raising
         block = ld.parent_block()
         assert block is not None
         block.insert_op_before(new, ld)

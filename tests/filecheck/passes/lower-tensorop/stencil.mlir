@@ -33,9 +33,9 @@ func.func @blur(%H: index {irkit.name = "H"}, %W: index {irkit.name = "W"},
 // CHECK:      %bx = loop.alloc(%H, %W) {tensor_name = "bx", shape = affine_map<()[s0, s1] -> ((s0 + 2), s1)>} : memref<?x?xf32>
 // CHECK-NEXT: loop.for %[[Y:.*]] = affine_map<() -> (0)>() to affine_map<(d0) -> ((d0 + 2))>(%H) step 1 {loop_name = "y", stage = "bx"} {
 // CHECK-NEXT:   loop.for %[[X:.*]] = affine_map<() -> (0)>() to affine_map<(d0) -> (d0)>(%W) step 1 {loop_name = "x", stage = "bx"} {
-// CHECK-NEXT:     %[[L:.*]] = loop.load %inp[affine_map<(d0, d1) -> (d0, d1)>] (%[[Y]], %[[X]]) : memref<?x?xf32> -> f32
-// CHECK-NEXT:     %[[C:.*]] = loop.load %inp[affine_map<(d0, d1) -> (d0, (d1 + 1))>] (%[[Y]], %[[X]]) : memref<?x?xf32> -> f32
-// CHECK-NEXT:     %[[R:.*]] = loop.load %inp[affine_map<(d0, d1) -> (d0, (d1 + 2))>] (%[[Y]], %[[X]]) : memref<?x?xf32> -> f32
+// CHECK-NEXT:     %[[L:.*]] = loop.load %inp[affine_map<(d0, d1) -> (d0, d1)>] (%[[Y]], %[[X]]) {irkit.read = "inp[y, x]"} : memref<?x?xf32> -> f32
+// CHECK-NEXT:     %[[C:.*]] = loop.load %inp[affine_map<(d0, d1) -> (d0, (d1 + 1))>] (%[[Y]], %[[X]]) {irkit.read = "inp[y, x + 1]"} : memref<?x?xf32> -> f32
+// CHECK-NEXT:     %[[R:.*]] = loop.load %inp[affine_map<(d0, d1) -> (d0, (d1 + 2))>] (%[[Y]], %[[X]]) {irkit.read = "inp[y, x + 2]"} : memref<?x?xf32> -> f32
 // CHECK-NEXT:     %[[S0:.*]] = arith.addf %[[L]], %[[C]] : f32
 // CHECK-NEXT:     %[[S1:.*]] = arith.addf %[[S0]], %[[R]] : f32
 // CHECK-NEXT:     %[[K:.*]] = arith.constant 3.000000e+00 : f32
