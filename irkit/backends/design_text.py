@@ -284,7 +284,8 @@ def format_statement(op: d.StmtOp) -> str:
         raise DesignPrintError("statement body does not end with design.yield")
     rhs, _ = _expr(last.value)
     where = f" where {', '.join(op.where_texts)}" if op.where_texts else ""
-    return f"{op.target.data}[{', '.join(op.index_exprs)}] {op.kind.data} {rhs}{where}"
+    carry = f" carry {', '.join(op.carry_loops)}" if op.carry_loops else ""
+    return f"{op.target.data}[{', '.join(op.index_exprs)}] {op.kind.data} {rhs}{where}{carry}"
 
 
 # --- named operations ------------------------------------------------------------

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
+from xdsl.dialects.builtin import FileLineColLoc, ModuleOp, StringAttr
 from xdsl.ir import Operation
 
 from irkit.affine.where import Unsupported, bounded_index, linear, normal_form
@@ -155,6 +155,7 @@ class DesignChecker:
         self.layouts([op for op in ops if isinstance(op, d.LayoutOp)])
         schedules = [op for op in ops if isinstance(op, d.ScheduleOp)]
         self.diags.extend(check_schedules(schedules, self.stages, self.tensors))
+        self.carried_schedules(schedules)
         self.sections(ops)
         return _unique(self.diags)
 
@@ -297,6 +298,37 @@ class DesignChecker:
         )
         return False
 
+    def carried_schedules(self, schedules: list[d.ScheduleOp]) -> None:
+        """A recurrence's iterations read each other's results in the order `carry` gives: only
+        directives that keep that order (split, unroll) apply to it, and nothing is computed inside
+        its loops (compute_at)."""
+        carried = {
+            name: stage for name, stage in self.stages.items()
+            if isinstance(stage.op, d.StmtOp) and stage.op.carry_loops
+        }  # fmt: skip
+        if not carried:
+            return
+        for schedule in schedules:
+            for op in schedule.body.block.ops:
+                kind = op.name.removeprefix("design.")
+                into = op.properties.get("stage")
+                into_name = into.data if isinstance(into, StringAttr) else None
+                if schedule.stage.data in carried and kind not in ("split", "unroll"):
+                    stage = carried[schedule.stage.data]
+                    self.error(
+                        f"{kind}: '{stage.target}' is a recurrence (carry {', '.join(stage.op.carry_loops)}, line "
+                        f"{line_of(stage.op)}): its iterations read what earlier ones wrote, so only split and unroll, "
+                        "which keep their order, apply",
+                        op,
+                    )
+                elif kind == "compute_at" and into_name in carried:
+                    self.error(
+                        f"compute_at {into_name}.{_prop_text(op, 'loop')}: '{into_name}' is a recurrence (line "
+                        f"{line_of(carried[into_name].op)}); "
+                        "nothing is computed inside its loops",
+                        op,
+                    )
+
     def repeat(self, op: d.RepeatOp) -> None:
         """`repeat T { ... }`: T is a size (so at least 1), and the block holds a statement."""
         count = op.count.data
@@ -348,7 +380,18 @@ class DesignChecker:
                 continue
             name = read.tensor.data
             stage.reads.append(name)
-            if name == target:
+            if name == target and op.carry_loops:  # a recurrence reads what earlier iterations wrote
+                if self.tensors.get(name) is not None and self.tensors[name].role.data != "inout" and (
+                    ("carried", name) not in reported
+                ):
+                    reported.add(("carried", name))
+                    self.error(
+                        f"reads {name}[{', '.join(read.index_exprs)}], its own target: an element no earlier iteration "
+                        f"wrote holds {name}'s value on entry, so declare '{name}' inout",
+                        read,
+                        name,
+                    )
+            elif name == target:
                 if self.reads_own_element(op, read, indices, lhs_vars) or ("self", name) in reported:
                     continue
                 reported.add(("self", name))
@@ -388,7 +431,8 @@ class DesignChecker:
                 if isinstance(idx, Var):
                     extents.setdefault(idx.name, []).append((shape[pos], f"dimension {pos + 1} of '{name}'", read))
         self.values(op, stmt_dtype)
-        stage.domain = self.domain(op, lhs_vars, list(extents))
+        order = self.carry(op, lhs_vars, list(extents))
+        stage.domain = self.domain(op, lhs_vars, order or list(extents))
         stage.extents = {var: uses[0][0] for var, uses in extents.items()}
         facts = self.statement_facts(extents).with_domain([r for f, eq in stage.domain for r in _rows(f, eq)])
         stage.facts = facts
@@ -427,6 +471,39 @@ class DesignChecker:
             return
         parts.append(stage)
         self.stages.setdefault(stage.target, stage)
+
+    def carry(self, op: d.StmtOp, lhs: list[str | None], variables: list[str]) -> list[str] | None:
+        """A recurrence's `carry` list: every loop of the statement once, and an '=' statement; the
+        loop order it gives (None when the statement has none, or it is wrong: reported)."""
+        order = op.carry_loops
+        if not order:
+            return None
+        loops = list(dict.fromkeys([v for v in lhs if v is not None] + variables))
+        twice = [v for k, v in enumerate(order) if v in order[:k]]
+        if op.kind.data != "=":
+            self.error(
+                f"carry with '{op.kind.data}': a recurrence is an '=' statement that reads its own earlier results "
+                f"({op.target.data}[...] = ... {op.target.data}[...] ...)",
+                op,
+                "carry",
+            )
+            return None
+        if twice or set(order) != set(loops):
+            missing = [v for v in loops if v not in order]
+            extra = [v for v in order if v not in loops]
+            why = (
+                f"'{twice[0]}' is listed twice" if twice
+                else f"'{missing[0]}' is missing" if missing
+                else f"'{extra[0]}' is not an index of the statement"
+            )  # fmt: skip
+            self.error(
+                f"carry {', '.join(order)}: {why}; list every loop of the statement ({', '.join(loops)}) once, "
+                "outermost first: they run in that order",
+                op,
+                "carry",
+            )
+            return None
+        return list(order)
 
     def reads_own_element(self, op: d.StmtOp, read: d.ReadOp, indices: list[Expr], lhs: list[str | None]) -> bool:
         """An `=` statement into an in-out tensor may read the element it writes (`C[i, j] = beta * C[i, j]`):
@@ -606,7 +683,7 @@ class DesignChecker:
             stage.loops.append(var)
             stage.reduction_loops.add(var)
             self.c_name(var, "loop", uses[0][2], var)
-            if op.kind.data == "=":
+            if op.kind.data == "=" and not op.carry_loops:  # a recurrence's other loops run in order
                 self.error(
                     f"reduction index '{var}' is used with '='; it does not appear on the left, so the statement "
                     "combines many values into one element: write '+=' (sum) or 'max=' (maximum)",
@@ -1129,9 +1206,14 @@ class DesignChecker:
                         self.error(f"assumption about undefined tensor '{name}'", op, name)
 
 
+def _prop_text(op: Operation, key: str) -> str:
+    value = op.properties.get(key)
+    return value.data if isinstance(value, StringAttr) else "?"
+
+
 def _is_part(op: Operation) -> bool:
-    """An `=` index statement: one that may write a part of its tensor."""
-    return isinstance(op, d.StmtOp) and op.kind.data == "="
+    """An `=` index statement (not a recurrence): one that may write a part of its tensor."""
+    return isinstance(op, d.StmtOp) and op.kind.data == "=" and not op.carry_loops
 
 
 def _rows(form: Lin, equal: bool) -> list[Lin]:

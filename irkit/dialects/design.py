@@ -270,10 +270,19 @@ class StmtOp(IRDLOperation):
     indices = prop_def(ArrayAttr[StringAttr])
     kind = prop_def(StringAttr)
     where = opt_prop_def(ArrayAttr[StringAttr])  # the domain's constraints, `j <= i` (irkit.affine.where)
+    carry = opt_prop_def(ArrayAttr[StringAttr])  # a recurrence: its loops in the order they run
     body = region_def("single_block")
-    assembly_format = "$target $indices $kind (`where` $where^)? attr-dict-with-keyword $body"
+    assembly_format = "$target $indices $kind (`where` $where^)? (`carry` $carry^)? attr-dict-with-keyword $body"
 
-    def __init__(self, target: str, indices: list[str], kind: str, body: Region, where: list[str] | None = None):
+    def __init__(
+        self,
+        target: str,
+        indices: list[str],
+        kind: str,
+        body: Region,
+        where: list[str] | None = None,
+        carry: list[str] | None = None,
+    ):
         props: dict[str, Attribute] = {
             "target": StringAttr(target),
             "indices": str_array(indices),
@@ -281,7 +290,14 @@ class StmtOp(IRDLOperation):
         }
         if where:
             props["where"] = str_array(where)
+        if carry:
+            props["carry"] = str_array(carry)
         super().__init__(properties=props, regions=[body])
+
+    @property
+    def carry_loops(self) -> list[str]:
+        """The loops of a recurrence in the order they run (empty: not a recurrence)."""
+        return str_list(self.carry) if self.carry is not None else []
 
     @property
     def where_texts(self) -> list[str]:

@@ -44,6 +44,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     MemRefType,
     StringAttr,
+    UnitAttr,
 )
 from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineConstraintKind, AffineExpr
@@ -141,6 +142,9 @@ class GenericOp(TensorOpBase):
     # The points of the domain box that are computed: a set over the loops (dims) and the sizes
     # (symbols), `(d0, d1)[s0] : (d0 - d1 >= 0)` for `where j <= i`; every point when absent.
     where = opt_prop_def(AffineSetAttr)
+    # A recurrence (`carry` in the document): the loops run in their order, each point reading what
+    # the earlier points wrote (the output buffer may also be an input); absent: points independent.
+    ordered = opt_prop_def(UnitAttr)
     body = region_def("single_block")
     assembly_format = (
         "(`ins` `(` $ins^ `:` type($ins) `)`)? `outs` `(` $outs `:` type($outs) `)` "
@@ -161,6 +165,7 @@ class GenericOp(TensorOpBase):
         body: Region,
         schedule: ArrayAttr | None = None,
         where: AffineSetAttr | None = None,
+        ordered: bool = False,
     ):
         props: dict[str, Attribute] = {
             "stage": StringAttr(stage),
@@ -173,6 +178,8 @@ class GenericOp(TensorOpBase):
             props["schedule"] = schedule
         if where is not None:
             props["where"] = where
+        if ordered:
+            props["ordered"] = UnitAttr()
         super().__init__(operands=[list(ins), list(outs), list(sizes)], properties=props, regions=[body])
 
     @property

@@ -221,14 +221,15 @@ class DesignBuilder:
     # --- statements --------------------------------------------------------
 
     def index_stmt(self, node: Tree) -> Operation:
-        lhs, assign, rhs, where = node.children
+        lhs, assign, rhs, where, carry = node.children
         target, indices = self.access(lhs)
         dtype = self.tensor_types.get(target, "f32")
         block = Block()
         value = self.expr(rhs, block, element_type(dtype))
         block.add_op(self.located(d.YieldOp(value), rhs))
         constraints = self.where(where) if where is not None else None
-        return self.located(d.StmtOp(target, indices, str(assign), Region(block), constraints), node)
+        order = [str(n) for n in carry.children] if carry is not None else None
+        return self.located(d.StmtOp(target, indices, str(assign), Region(block), constraints, order), node)
 
     def where(self, node: Tree) -> list[str]:
         out: list[str] = []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
@@ -231,6 +232,7 @@ class _Nest:
     combine: str  # assign | add | max | min | mul | fold
     loop_labels: list[str] = field(default_factory=list)  # names for messages
     where: list[tuple[Expr, bool]] = field(default_factory=list)  # the domain: each `e >= 0` (`e == 0` if True)
+    order: list[str] | None = None  # a recurrence: its loops in the order they run, point by point
 
     def label(self, expr: Expr) -> str:
         if not self.loop_labels:
@@ -403,6 +405,9 @@ def run_nest(nest: _Nest, budget: int | None = None) -> None:
     """Execute a loop nest, writing its output in place, in blocks of at most `budget` (default `CHUNK_ELEMENTS`) points."""
     budget = budget or CHUNK_ELEMENTS
     _check_out(nest)
+    if nest.order is not None:
+        _run_in_order(nest)
+        return
     if any(e <= 0 for e, p in zip(nest.extents, nest.parallel) if p):
         return
     if any(e <= 0 for e in nest.extents):  # an empty reduction leaves the start value
@@ -499,6 +504,51 @@ def run_nest(nest: _Nest, budget: int | None = None) -> None:
         else:
             new = _COMBINE[nest.combine](cur, acc)
         store(ranges, new.astype(dt))
+
+
+ORDERED_MAX_POINTS = 400_000  # a recurrence runs point by point in Python: ~30 us a point
+
+
+def _run_in_order(nest: _Nest) -> None:
+    """A recurrence: every point in the order of `nest.order`, each reading the output as the earlier
+    points left it (the reads of the written tensor are views of `nest.out`).  Point by point, with
+    Python integers for the indices: exact, and slow, so its size is capped."""
+    assert nest.order is not None
+    total = math.prod(nest.extents)
+    if total > ORDERED_MAX_POINTS:
+        raise ReferenceEvalError(
+            f"stage '{nest.stage}' is a recurrence (carry {', '.join(nest.order)}): the reference runs it point by "
+            f"point, and {total:,} points is more than it runs ({ORDERED_MAX_POINTS:,}); check at smaller sizes "
+            "(--size)"
+        )
+    position = [nest.loops.index(v) for v in nest.order]
+    # each index as (coefficients by loop, constant): a point's index is a few integer products
+    forms = [[_linear(e) for e in access.indices] for access in nest.reads]
+    where = [(_linear(e), e, eq) for e, eq in nest.where]
+
+    def at(form, expr: Expr, env: dict[str, int]) -> int:
+        if form is None:
+            return int(evaluate(expr, env))
+        coeffs, const = form
+        return const + sum(c * env[v] for v, c in coeffs.items())
+
+    for point in itertools.product(*(range(nest.extents[p]) for p in position)):
+        env = dict(zip(nest.order, point))
+        if where and not all((at(f, e, env) == 0) if eq else (at(f, e, env) >= 0) for f, e, eq in where):
+            continue
+        out_index = tuple(env[v] for v in nest.out_loops)
+
+        def read(k: int, env: dict[str, int] = env) -> np.ndarray:
+            access = nest.reads[k]
+            if not access.indices:
+                return access.array
+            index = tuple(at(f, e, env) for f, e in zip(forms[k], access.indices))
+            for dim, i in enumerate(index):
+                if not 0 <= i < access.array.shape[dim]:
+                    _check_bounds(nest, access, dim, i, i)
+            return access.array[index]
+
+        nest.out[out_index] = nest.body.run(read, lambda out_index=out_index: nest.out[out_index])
 
 
 def _product_factors(nest: _Nest) -> tuple[list[int], list[np.ndarray]] | None:

@@ -123,6 +123,8 @@ def _stmt_nest(
     for text in stmt.where_texts:  # over the loops and the sizes: the sizes are known numbers here
         c = normal_form(text)
         nest.where.append((_substitute(c.expr, sizes or {}), c.equal))
+    if stmt.carry_loops:  # a recurrence: point by point, in its loops' order
+        nest.order = list(stmt.carry_loops)
     return nest
 
 
@@ -322,7 +324,7 @@ def _generic_nest(
             "arith.mulf": "mul",
             "arith.muli": "mul",
         }
-        if isinstance(owner, Operation) and owner.name in kinds and out_leaf.uses.get_length() == 1:
+        if isinstance(owner, Operation) and owner.name in kinds and out_leaf.uses.get_length() == 1 and op.ordered is None:
             a, b = owner.operands
             other = b if a is out_leaf else a if b is out_leaf else None
             if other is not None and not body.depends_on(other, out_leaf):
@@ -339,9 +341,10 @@ def _generic_nest(
         buffers[op.outs[0]],
         [e.name for e in out_exprs],
         body,
-        combine,
+        "assign" if op.ordered is not None else combine,  # a recurrence's body is its whole update
         labels,
         where,
+        list(loops) if op.ordered is not None else None,
     )  # type: ignore[union-attr]
 
 

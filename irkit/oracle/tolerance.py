@@ -58,7 +58,7 @@ def reduction_lengths(
                 shapes[op.result] = tuple(op.shape.data.eval([], syms))
             elif isinstance(op, t.GenericOp):
                 ext = op.domain.data.eval([], syms)
-                own = math.prod(e for e, k in zip(ext, op.iterator_kinds) if k == t.REDUCTION)
+                own = math.prod(e for e, k in zip(ext, op.iterator_kinds) if k == t.REDUCTION or op.ordered is not None)
                 before = max([lengths.get(names.get(v, ""), 0) for v in op.ins], default=0)
                 target = names.get(op.outs[0], "?")
                 lengths[target] = max(lengths.get(target, 0), max(1, own) + before)
@@ -81,7 +81,7 @@ def reduction_lengths(
     def statement(op: Operation) -> None:
         if isinstance(op, d.StmtOp):
             loops, extents, n_lhs = _stmt_domain(op, shapes, sizes)
-            own = math.prod(extents[n_lhs:])
+            own = math.prod(extents if op.carry_loops else extents[n_lhs:])  # a recurrence chains every point
         elif isinstance(op, d.NamedOp):
             spec = get_named_op(op.op_name.data)
             own = _named_length(spec.name, [shapes[n] for n in op.operand_names], spec.values(dict(op.params.data)))

@@ -249,10 +249,14 @@ class Lowering:
         if not all(isinstance(e, Var) for e in lhs):
             raise self.fail("left-hand indices must be plain variables (run check-design)", stmt)
         loops = [e.name for e in lhs]  # type: ignore[union-attr]
+        lhs_names = list(loops)
         extents = list(self.shapes[target])
-        # An in-out target read at the element written is the generic's output argument (its current value).
-        own = [op for op in stmt.body.walk() if isinstance(op, d.ReadOp) and op.tensor.data == target]
-        reads = [op for op in stmt.body.walk() if isinstance(op, d.ReadOp) and op.tensor.data != target]
+        # An in-out target read at the element written is the generic's output argument (its current value);
+        # a recurrence's reads of its target elsewhere are reads of the buffer, made as the loops run.
+        written = list(stmt.index_exprs)
+        own = [op for op in stmt.body.walk() if isinstance(op, d.ReadOp) and op.tensor.data == target
+               and (not stmt.carry_loops or list(op.index_exprs) == written)]  # fmt: skip
+        reads = [op for op in stmt.body.walk() if isinstance(op, d.ReadOp) and op not in own]
         accesses = [(r, [parse_affine(e) for e in r.index_exprs]) for r in reads]
         for read, indices in accesses:
             for pos, idx in enumerate(indices):
@@ -264,6 +268,10 @@ class Lowering:
                 for name in names_in(idx):
                     if name not in loops and name not in self.size_names:
                         raise self.fail(f"index '{name}' has no range (run check-design)", read)
+        if stmt.carry_loops:  # a recurrence runs its loops in the order it gives
+            by_name = dict(zip(loops, extents))
+            loops = list(stmt.carry_loops)
+            extents = [by_name[n] for n in loops]
         dims = {name: AffineExpr.dimension(i) for i, name in enumerate(loops)}
         over = dims | self.symbols  # an index may use the sizes (`A[N - 1 - i]`): map symbols
         maps = []
@@ -271,7 +279,7 @@ class Lowering:
             uses_sizes = any(n in self.symbols for e in idx for n in names_in(e))
             exprs = tuple(to_affine_expr(e, over if uses_sizes else dims) for e in idx)
             maps.append(AffineMapAttr(AffineMap(len(loops), len(self.size_names) if uses_sizes else 0, exprs)))
-        maps.append(AffineMapAttr(AffineMap(len(loops), 0, tuple(dims[n] for n in loops[: len(lhs)]))))
+        maps.append(AffineMapAttr(AffineMap(len(loops), 0, tuple(dims[n] for n in lhs_names))))
         out = self.buffers[target]
         etype = out.type.element_type  # type: ignore[attr-defined]
         block = Block(arg_types=[etype] * (len(reads) + 1))
@@ -318,10 +326,11 @@ class Lowering:
             loop_names=loops,
             domain=AffineMapAttr(self.extent_map(extents)),
             indexing_maps=maps,
-            iterators=[t.PARALLEL] * len(lhs) + [t.REDUCTION] * (len(loops) - len(lhs)),
+            iterators=[t.PARALLEL if n in lhs_names else t.REDUCTION for n in loops],
             body=Region(block),
             schedule=schedule_attr(self.schedules.get(target)),
             where=where,
+            ordered=bool(stmt.carry_loops),
         )
         generic.location = stmt.location
         ops.append(generic)

@@ -74,13 +74,16 @@ def read_text(buf: SSAValue, amap: AffineMap, loops: list[str], op: t.GenericOp)
     """`A[j, k]`: a read of buffer `buf` as the document writes it, over the loop names (and the sizes)."""
     from irkit.affine.printer import affine_text
     from irkit.kernel_abi import kernel_args
-    from irkit.passes.schedule.helpers import value_name  # helpers imports this module
 
-    tensor = value_name(buf)
     kernel = op.parent_op()
     while kernel is not None and not isinstance(kernel, func.FuncOp):
         kernel = kernel.parent_op()
-    names = {s.value: s.name for s in kernel_args(kernel)[0]} if kernel is not None else {}
+    sizes, tensors = kernel_args(kernel) if kernel is not None else ([], [])
+    names = {s.value: s.name for s in sizes}
+    owner = buf.owner
+    tensor = next((x.name for x in tensors if x.value is buf), None)
+    if tensor is None:
+        tensor = owner.tensor_name.data if isinstance(owner, t.AllocOp | lp.AllocOp) else (buf.name_hint or "?")
     syms = [names.get(v, "?") for v in op.sizes]
     return f"{tensor}[{', '.join(affine_text(r, loops, syms) for r in amap.results)}]"
 

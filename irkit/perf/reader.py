@@ -354,7 +354,12 @@ class Reader:
         carried = accumulator is not None
         if carried:
             loop.chain_store = accumulator
-        if carried and (loop.ops.get("fp") or loop.ops.get("fp64")):
+        recurrence = {} if carried else _recurrence_kinds(op, self._fused)
+        if recurrence:  # a recurrence through memory (`carry`): each iteration waits for the one before,
+            loop.chain = sum(recurrence.values()) + 1  # its ops and the forwarding of the stored value
+            loop.chain_kinds = {**recurrence, "forward": 1}
+            carried = True
+        elif carried and (loop.ops.get("fp") or loop.ops.get("fp64")):
             kinds = _chain_kinds(op, self._fused)
             loop.chain = max(1, sum(kinds.values()))
             loop.chain_kinds = kinds or {"add": 1}
@@ -666,6 +671,33 @@ def _chain_kinds(op: lp.ForOp, fused) -> dict[str, int]:
     best: list[Operation] = []
     for st in (o for o in body if isinstance(o, lp.StoreOp)):
         sources = {ld.results[0] for ld in loads if ld.memref is st.memref and list(ld.indices) == list(st.indices)}
+        if sources:
+            path = _longest_path(st.value, sources, op.body.block, {})
+            if path is not None and _path_weight(path) > _path_weight(best):
+                best = path
+    kinds: dict[str, int] = {}
+    for o in best:
+        cls = LATENCY_CLASS.get(o.name, "add")
+        if cls == "add" and o.name == "arith.addf" and fused(o):
+            cls = "fma"
+        kinds[cls] = kinds.get(cls, 0) + 1
+    return kinds
+
+
+def _recurrence_kinds(op: lp.ForOp, fused) -> dict[str, int]:
+    """A store that a later iteration of the innermost loop reads back (`A[i, j]` stored, `A[i, j - 1]`
+    loaded: a recurrence, `carry`): the FP ops on the longest path from such a load to the stored
+    value, by latency class (empty when there is none); the caller adds the forwarding."""
+    body = list(op.body.block.ops)
+    iv = op.induction_var
+    best: list[Operation] = []
+    for st in (o for o in body if isinstance(o, lp.StoreOp)):
+        sources = set()
+        for ld in (o for o in body if isinstance(o, lp.LoadOp) and o.memref is st.memref):
+            if list(ld.indices) == list(st.indices) and ld.map == st.map:
+                continue  # the element itself: read before it is written
+            if iv in ld.indices and iv in st.indices:
+                sources.add(ld.results[0])
         if sources:
             path = _longest_path(st.value, sources, op.body.block, {})
             if path is not None and _path_weight(path) > _path_weight(best):

@@ -216,7 +216,10 @@ def latency_cycles(cls, hw):
     """The latency in cycles of one op of a latency class on a chain: the description's figure for
     the class (`add_latency`, `fma_latency`, `fold_latency`, `mul_latency`, `max_latency`,
     `vmax_latency`, `div_latency`), else `fp_latency`.  A fold-left step without its own figure is
-    an add's: its chain is gcc's `vaddss`, the multiply is off it."""
+    an add's: its chain is gcc's `vaddss`, the multiply is off it.  `forward` is the store-to-load
+    forwarding a recurrence waits on between its iterations (`store_forward`)."""
+    if cls == "forward":
+        return hw.get("store_forward", 0.0)
     own = hw.get(cls + "_latency")
     if not own and cls in FALLBACK_CLASS:
         own = hw.get(FALLBACK_CLASS[cls] + "_latency")

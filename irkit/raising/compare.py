@@ -451,6 +451,14 @@ def _describe(w: WriteForm, form: KernelForm) -> str:
 def _compare_pair(
     stage: str, buf: str, dw: WriteForm, gw: WriteForm, dform: KernelForm, gform: KernelForm
 ) -> list[Difference]:
+    for w, side in ((dw, "the document"), (gw, "the generated code")):
+        other = gw if w is dw else dw
+        if isinstance(w.op, t.GenericOp) and isinstance(other.op, t.GenericOp) and (
+            (w.op.ordered is not None) != (other.op.ordered is not None)
+        ):
+            if w.op.ordered is not None:
+                return [Difference(stage, "computation", f"'{buf}' is a recurrence in {side} (its iterations read "
+                                   "what earlier ones wrote, in order), not in the other")]  # fmt: skip
     if dw.steps != gw.steps:
         return [Difference(stage, "computation", f"'{buf}' is computed {_times(dw.steps)} in the document, "
                                                   f"{_times(gw.steps)} in the generated code")]  # fmt: skip

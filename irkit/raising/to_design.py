@@ -385,7 +385,8 @@ class DesignBuilder:
                 values[body_op.results[0]] = values.get(other[0], other[0])
                 continue
             if out_arg in body_op.operands and out_arg not in values:
-                if kind is not None or self._role(w.buffer) != "inout" or t.REDUCTION in op.iterator_kinds:
+                reduction = t.REDUCTION in op.iterator_kinds and op.ordered is None  # a recurrence's k runs in order
+                if kind is not None or self._role(w.buffer) != "inout" or reduction:
                     raise RaiseError(f"cannot print the write to '{w.buffer}' as a statement: it reads its own target", op)
                 own = d.ReadOp(w.buffer, lhs, out_arg.type)  # an in-out tensor's element, read where it is written
                 block.add_op(own)
@@ -397,7 +398,8 @@ class DesignBuilder:
         assert result is not None
         block.add_op(d.YieldOp(values.get(result, result)))
         where = _equalities(where_in_order(op, names, self.size_names)) if op.where is not None else None
-        return d.StmtOp(w.buffer, lhs, ASSIGN[kind] if kind else "=", Region(block), where)
+        carry = list(names) if op.ordered is not None else None  # a recurrence: its loops in their order
+        return d.StmtOp(w.buffer, lhs, ASSIGN[kind] if kind else "=", Region(block), where, carry)
 
     def _named_value(self, op: Operation, converting: dict[SSAValue, str]) -> str | None:
         """A size read as a value: '' for its `index_cast` (held in `converting`), its name for the

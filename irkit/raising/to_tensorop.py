@@ -219,7 +219,8 @@ def _tensor_op(
     stage = write.buffer.name
     if _is_fill(write, reading):
         return t.FillOp(out, size_args, write.constant.value, stage)  # type: ignore[union-attr]
-    order = domain_order(write)
+    ordered = is_recurrence(write)
+    order = list(range(len(write.dims))) if ordered else domain_order(write)  # a recurrence keeps its nest order
     dims = [write.dims[k] for k in order]
     dim_vars = [d.var for d in dims]
     ins = [a for a in write.loads if a.op is not write.accumulator]
@@ -265,7 +266,14 @@ def _tensor_op(
         body=Region(body),
         schedule=schedule,
         where=where,
+        ordered=ordered,
     )
+
+
+def is_recurrence(write: Write) -> bool:
+    """Does the store read its own buffer at another element (a recurrence, `carry` in the document):
+    its loops then run in order, each iteration reading what the earlier ones wrote."""
+    return any(a.buffer is write.buffer and a.op is not write.accumulator for a in write.loads)
 
 
 def _form_expr(form: Lin, dim_vars: list[SSAValue], sizes: list[SSAValue], write: Write) -> AffineExpr:

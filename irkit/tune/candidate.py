@@ -176,6 +176,8 @@ def next_entries(c: Candidate, stage: StageInfo, lanes: int, registers: int) -> 
     for record in DIRECTIVE_RECORDS.values():
         if record.phase == PLACE or (blocked and record.kind not in MAY_FOLLOW):
             continue
+        if stage.ordered and record.kind not in ("split", "unroll"):  # a recurrence keeps its order
+            continue
         for e in record.space(s):
             if _target(e) in used and e["kind"] not in ("reorder", "interchange"):
                 continue

@@ -118,6 +118,7 @@ class StageInfo:
     bodies: list[Body] = field(default_factory=list)
     constant: frozenset[str] = frozenset()  # loops whose extent is a number in the document, not a size
     bounds: dict[str, frozenset[str]] = field(default_factory=dict)  # loop -> the loops its `where` bounds use
+    ordered: bool = False  # a recurrence (`carry`): only split and unroll keep its order
 
 
 @dataclass
@@ -171,7 +172,8 @@ def read_kernels(text: str, name: str, size_sets: list[Mapping[str, int]]) -> li
             extents = {loop: int(evaluate(e, values)) for loop, e in st.extents.items()}
             constant = frozenset(loop for loop, e in st.extents.items() if _is_constant(e))
             stages[sname] = StageInfo(sname, tuple(st.loops), extents, frozenset(st.reduction_loops), constant=constant,
-                                      bounds=where_bounds(st.loops, st.domain))  # fmt: skip
+                                      bounds=where_bounds(st.loops, st.domain),
+                                      ordered=isinstance(st.op, d.StmtOp) and bool(st.op.carry_loops))  # fmt: skip
         fixed = 0.0
         for root in top:
             stored = [a.buf.name for lp in root.walk() for a in lp.accesses if a.store and not a.buf.local]

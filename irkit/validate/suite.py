@@ -407,6 +407,23 @@ SUITE: dict[str, KernelSuite] = {
             ),
         ),
         KernelSuite(
+            "seidel_2d",
+            (
+                OWN,
+                NAIVE,
+                Variant(
+                    "split",
+                    "rows in blocks of 64 (split j: the order is kept), no unroll",
+                    _fixed({"A": "split j by 64 -> jo, ji"}),
+                ),
+            ),
+            (
+                _sizes("L2", T=4, N=128),
+                _sizes("L3", T=2, N=1024),
+                _sizes("DRAM", T=1, N=2100),
+            ),
+        ),
+        KernelSuite(
             "transpose",
             (
                 OWN,

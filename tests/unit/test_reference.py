@@ -40,6 +40,7 @@ SMALL = {
     "trmm": {"M": 9, "N": 7},
     "jacobi_2d": {"T": 3, "N": 9},
     "causal_attention": {"S": 11, "D": 5},
+    "seidel_2d": {"T": 2, "N": 9},
 }
 
 
@@ -127,6 +128,17 @@ def test_jacobi_2d():
         a = b.copy()
         a[1:-1, 1:-1] = 0.2 * (b[1:-1, 1:-1] + b[:-2, 1:-1] + b[2:, 1:-1] + b[1:-1, :-2] + b[1:-1, 2:])
     assert_close(got, a, n=6)
+
+
+def test_seidel_2d():
+    x = R.random_inputs(example("seidel_2d"), SMALL["seidel_2d"])
+    got = R.evaluate_design(example("seidel_2d"), x, SMALL["seidel_2d"])["A"]
+    a = f64(x["A"])
+    for _ in range(2):
+        for i in range(1, 8):
+            for j in range(1, 8):
+                a[i, j] = a[i - 1 : i + 2, j - 1 : j + 2].sum() / 9.0
+    assert_close(got, a, n=2 * 81)
 
 
 def test_causal_attention():

@@ -56,7 +56,8 @@ def unscheduled(path: Path) -> tuple[str, dict[str, tuple[list[str], set[str]]],
                 if inner is not None:
                     deps.setdefault(inner, set()).update(v for v in stage.loops if v in linear(constraint.expr)[0])
                     deps[inner].discard(inner)
-        stages[name] = (list(stage.loops), reductions, deps)
+        ordered = isinstance(stage.op, d.StmtOp) and bool(stage.op.carry_loops)  # a recurrence: split, unroll
+        stages[name] = (list(stage.loops), reductions, deps, ordered)
     sizes = [op.sym_name.data for op in design.body.block.ops if isinstance(op, d.SizeOp)]
     return print_design(module), stages, sizes
 
@@ -93,12 +94,14 @@ class Nest:
         return all(self.deps[v] <= set(order[: order.index(v)]) for v in order)
 
 
-def random_schedule(draw, loops: list[str], reductions: set[str], deps: dict[str, set[str]]) -> list[str]:
+def random_schedule(
+    draw, loops: list[str], reductions: set[str], deps: dict[str, set[str]], ordered: bool = False
+) -> list[str]:
     nest = Nest(loops, reductions, deps)
     out: list[str] = []
     parallel_done = False
     for _ in range(draw(st.integers(0, 5))):
-        kind = draw(st.sampled_from(["split", "tile", "reorder", "parallel", "unroll"]))
+        kind = draw(st.sampled_from(["split", "unroll"] if ordered else ["split", "tile", "reorder", "parallel", "unroll"]))
         if kind == "split":
             v = draw(st.sampled_from(nest.loops))
             f = draw(st.integers(1, 17))
@@ -137,7 +140,7 @@ def random_schedule(draw, loops: list[str], reductions: set[str], deps: dict[str
                 parallel_done = True
         elif kind == "unroll":
             out.append(f"unroll {draw(st.sampled_from(nest.loops))} by {draw(st.integers(1, 8))}")
-    if draw(st.booleans()):
+    if not ordered and draw(st.booleans()):
         width = draw(st.sampled_from([None, 2, 3, 4, 8, 16]))
         out.append(f"vectorize {nest.loops[-1]}" + (f" by {width}" if width else ""))
     return out
