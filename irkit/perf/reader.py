@@ -675,8 +675,13 @@ def _chain_kinds(op: lp.ForOp, fused) -> dict[str, int]:
             path = _longest_path(st.value, sources, op.body.block, {})
             if path is not None and _path_weight(path) > _path_weight(best):
                 best = path
+    return _by_latency_class(best, fused)
+
+
+def _by_latency_class(path: list[Operation], fused) -> dict[str, int]:
+    """The ops of a chain counted by latency class; an add fused with its multiply counts as `fma`."""
     kinds: dict[str, int] = {}
-    for o in best:
+    for o in path:
         cls = LATENCY_CLASS.get(o.name, "add")
         if cls == "add" and o.name == "arith.addf" and fused(o):
             cls = "fma"
@@ -702,13 +707,7 @@ def _recurrence_kinds(op: lp.ForOp, fused) -> dict[str, int]:
             path = _longest_path(st.value, sources, op.body.block, {})
             if path is not None and _path_weight(path) > _path_weight(best):
                 best = path
-    kinds: dict[str, int] = {}
-    for o in best:
-        cls = LATENCY_CLASS.get(o.name, "add")
-        if cls == "add" and o.name == "arith.addf" and fused(o):
-            cls = "fma"
-        kinds[cls] = kinds.get(cls, 0) + 1
-    return kinds
+    return _by_latency_class(best, fused)
 
 
 def _path_weight(path: list[Operation]) -> int:

@@ -21,6 +21,15 @@ def agrees_with_the_oracle(text: str, sizes: dict[str, int], seed: int = 3, name
         assert report.ok, f"{out} at {sizes}: {report}\n{text}"
 
 
+def example_text(name: str, scheduled: bool = True) -> str:
+    """examples/NAME.design, with its schedules or without any (the loops in document order)."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).parents[2] / "examples" / f"{name}.design").read_text()
+    return text if scheduled else re.sub(r"  schedule \w+ \{.*?\n  \}\n", "", text, flags=re.S)
+
+
 def raised_document(text: str, name: str = "raised.design") -> str:
     """`text` lowered to loops, raised back to a tensorop kernel and printed as a document."""
     from irkit.backends.design_text import print_design

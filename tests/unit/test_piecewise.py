@@ -16,6 +16,7 @@ from irkit.frontend import parse_design
 from tests.unit.oracle_agreement import (
     agrees_with_the_oracle,
     builds_clean_and_runs_asan_clean,
+    example_text,
     irkit_says,
     raised_document,
     semantic_check_agrees,
@@ -253,13 +254,7 @@ def test_the_checker_agrees_with_brute_force_on_parts_of_a_vector(parts):
 @pytest.mark.parametrize("sizes", [{"S": 37, "D": 7}, {"S": 1, "D": 1}, {"S": 19, "D": 33}])
 def test_the_causal_attention_example_runs_as_numpy_says(scheduled, sizes):
     """examples/causal_attention.design under its own schedule and under none, at odd sizes."""
-    import re
-    from pathlib import Path
-
-    text = (Path(__file__).parents[2] / "examples" / "causal_attention.design").read_text()
-    if not scheduled:
-        text = re.sub(r"  schedule \w+ \{.*?\n  \}\n", "", text, flags=re.S)
-    kernel = irkit.compile(text, name="causal_attention.design")
+    kernel = irkit.compile(example_text("causal_attention", scheduled), name="causal_attention.design")
     inputs = kernel.random_inputs(sizes, seed=5)
     want = attention_numpy(inputs["Q"], inputs["K"], inputs["V"])
     np.testing.assert_allclose(kernel(sizes, **inputs)["O"], want, rtol=2e-4, atol=2e-5)

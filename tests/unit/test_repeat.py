@@ -16,6 +16,7 @@ from irkit.frontend import parse_design
 from tests.unit.oracle_agreement import (
     agrees_with_the_oracle,
     builds_clean_and_runs_asan_clean,
+    example_text,
     irkit_says,
     raised_document,
     semantic_check_agrees,
@@ -287,13 +288,7 @@ def test_compute_at_between_statements_of_one_step():
 @pytest.mark.parametrize("sizes", [{"T": 3, "N": 37}, {"T": 1, "N": 2}, {"T": 6, "N": 17}])
 def test_the_jacobi_2d_example_runs_as_numpy_says(scheduled, sizes):
     """examples/jacobi_2d.design under its own schedule and under none, at odd sizes."""
-    import re
-    from pathlib import Path
-
-    text = (Path(__file__).parents[2] / "examples" / "jacobi_2d.design").read_text()
-    if not scheduled:
-        text = re.sub(r"  schedule \w+ \{.*?\n  \}\n", "", text, flags=re.S)
-    kernel = irkit.compile(text, name="jacobi_2d.design")
+    kernel = irkit.compile(example_text("jacobi_2d", scheduled), name="jacobi_2d.design")
     a = np.random.default_rng(sizes["N"]).standard_normal((sizes["N"],) * 2).astype(np.float32)
     want, _ = jacobi_numpy(a, None, sizes["T"])
     np.testing.assert_allclose(kernel(sizes, A=a)["A"], want, rtol=1e-5, atol=1e-6)
