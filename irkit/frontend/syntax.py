@@ -197,6 +197,20 @@ def _unclosed_brace(text: str) -> tuple[int, int] | None:
     return stack[-1] if stack else None
 
 
+_ITEM_WORDS = frozenset(("doc", "sizes", "tensor", "scalar", "layout", "schedule", "hardware", "assume", "metric", "repeat"))
+_REPEAT = re.compile(r"\brepeat\s+([A-Za-z_][A-Za-z0-9_]*)\s*\{")
+
+
+def _inside_repeat(text: str, pos: int) -> str | None:
+    """The count of the `repeat COUNT {` block that is still open at `pos` (comments aside), if any."""
+    code = re.sub(r"#[^\n]*", lambda m: " " * len(m.group()), text[:pos])
+    found = None
+    for m in _REPEAT.finditer(code):
+        depth = code.count("{", m.end(), pos) - code.count("}", m.end(), pos)
+        found = m.group(1) if depth >= 0 else found
+    return found
+
+
 def parse_syntax(text: str, filename: str, start: str = "start") -> SyntaxResult:
     """Parse `text`; collect syntax diagnostics instead of raising."""
     result = SyntaxResult(tree=None)
@@ -216,6 +230,21 @@ def parse_syntax(text: str, filename: str, start: str = "start") -> SyntaxResult
             return False
         tok = exc.token
         ip = exc.interactive_parser
+        item = tok.type not in ("$END", "NAME") and str(tok.value) in _ITEM_WORDS  # read as a keyword
+        steps = _inside_repeat(text, tok.start_pos) if item else None
+        if steps is not None:  # an item of the design written inside a repeat block
+            result.only_missing_braces = False
+            result.diagnostics.append(
+                error(
+                    f"'{tok.value}' inside repeat {steps} {{ ... }}: a repeat block holds statements only; close it with "
+                    f"'}}' before '{tok.value}' ({tok.value} belongs at the top level of the design)",
+                    filename,
+                    tok.line,
+                    tok.column,
+                    tok.column + len(str(tok.value)),
+                )
+            )
+            return False
         collision = keyword_collision(text, tok, ip)  # a name the lexer read as a keyword: say so, at the word
         if collision is not None:
             result.only_missing_braces = False

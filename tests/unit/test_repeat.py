@@ -292,3 +292,10 @@ def test_the_jacobi_2d_example_runs_as_numpy_says(scheduled, sizes):
     a = np.random.default_rng(sizes["N"]).standard_normal((sizes["N"],) * 2).astype(np.float32)
     want, _ = jacobi_numpy(a, None, sizes["T"])
     np.testing.assert_allclose(kernel(sizes, A=a)["A"], want, rtol=1e-5, atol=1e-6)
+
+
+def test_a_schedule_inside_a_repeat_block_says_where_it_belongs(tmp_path):
+    text = polybench().replace("  }\n  schedule B {", "    schedule B { parallel i }\n  }\n  schedule B {", 1)
+    status, err, _ = irkit_says(text, tmp_path)
+    assert status == 1
+    assert "'schedule' inside repeat T { ... }: a repeat block holds statements only; close it with '}'" in err, err
