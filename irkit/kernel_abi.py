@@ -43,8 +43,10 @@ from xdsl.dialects.builtin import (
     StringAttr,
     i64,
 )
-from xdsl.ir import Attribute, BlockArgument, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
+
+from irkit.dialects import loop as lp
 
 NAME = "irkit.name"
 ROLE = "irkit.role"
@@ -238,3 +240,31 @@ def element_bytes(t: MemRefType) -> int:
     if hasattr(width, "data"):
         return max(1, width.data // 8)
     return 4
+
+
+def arg_names(kernel: func.FuncOp) -> list[str | None]:
+    """Each argument's `irkit.name` (None where it has none)."""
+    names: list[str | None] = []
+    attrs = kernel.arg_attrs.data if kernel.arg_attrs is not None else ()
+    for i in range(len(kernel.body.block.args)):
+        entry = attrs[i] if i < len(attrs) else None
+        n = entry.data.get("irkit.name") if isinstance(entry, DictionaryAttr) else None
+        names.append(n.data if isinstance(n, StringAttr) else None)
+    return names
+
+
+def value_name(value: SSAValue) -> str:
+    """A value's name in the document: a kernel argument's, a loop variable's, a buffer's."""
+    owner = value.owner
+    if isinstance(owner, Block):
+        parent = owner.parent_op()
+        if isinstance(parent, lp.ForOp) and value is parent.induction_var:
+            return parent.loop_name.data
+        if isinstance(parent, func.FuncOp):
+            names = arg_names(parent)
+            idx = value.index  # type: ignore[attr-defined]
+            if idx < len(names) and names[idx]:
+                return names[idx]  # type: ignore[return-value]
+    if isinstance(owner, lp.AllocOp):
+        return owner.tensor_name.data
+    return value.name_hint or "?"

@@ -241,7 +241,7 @@ def _extreme(prover: BoundsProver, index: Lin, low: bool, names: dict) -> str:
 
 def _show(form: Lin, names: dict) -> str:
     """The form as text: sizes and tensors by `names`, loop variables by their loop's name."""
-    from irkit.passes.schedule.helpers import value_name
+    from irkit.kernel_abi import value_name
 
     parts: list[str] = []
     for atom, k in form.terms.items():

@@ -38,6 +38,7 @@ from irkit.checks.symbolic import (
     Samples,
     Verdict,
     box_points,
+    constraint_rows,
     decide_eq,
     decide_le,
     describe_env,
@@ -434,7 +435,7 @@ class DesignChecker:
         order = self.carry(op, lhs_vars, list(extents))
         stage.domain = self.domain(op, lhs_vars, order or list(extents))
         stage.extents = {var: uses[0][0] for var, uses in extents.items()}
-        facts = self.statement_facts(extents).with_domain([r for f, eq in stage.domain for r in _rows(f, eq)])
+        facts = self.statement_facts(extents).with_domain([r for f, eq in stage.domain for r in constraint_rows(f, eq)])
         stage.facts = facts
         stage.accesses = accesses
         self.bind_variables(op, stage, lhs_vars, accesses, extents, facts)
@@ -987,8 +988,7 @@ class DesignChecker:
                 continue  # one statement without a where writes every element
             role = self.tensors[name].role.data
             if role == "output":
-                tensor = self.facts.with_loops(box(shape))
-                gap = uncovered(parts, tensor, [Lin.of(position(p)) for p in range(len(shape))], self.samples)
+                gap = self.whole_gap(parts, shape)
                 if gap is not None:
                     self.gap_error(name, stages, gap, None)
             elif role == "temp":
@@ -998,8 +998,7 @@ class DesignChecker:
         """Every element read of a piecewise temporary is written by one of its parts."""
         for reader in self.read_by.get(name, []):
             if isinstance(reader.op, d.NamedOp) or reader.facts is None:  # reads the whole tensor
-                whole = self.facts.with_loops(box(shape))
-                gap = uncovered(parts, whole, [Lin.of(position(p)) for p in range(len(shape))], self.samples)
+                gap = self.whole_gap(parts, shape)
                 if gap is not None:
                     self.gap_error(name, stages, gap, reader.op)
                 continue
@@ -1014,6 +1013,11 @@ class DesignChecker:
                 if gap is not None:
                     self.gap_error(name, stages, gap, read, indices)
                     break
+
+    def whole_gap(self, parts: list[Part], shape: list[Lin]) -> Gap | None:
+        """Where the parts leave an element of the whole tensor unwritten (None: they cover it)."""
+        whole = self.facts.with_loops(box(shape))
+        return uncovered(parts, whole, [Lin.of(position(p)) for p in range(len(shape))], self.samples)
 
     def _shape_lin(self, name: str) -> list[Lin] | None:
         shape = self.shapes.get(name)
@@ -1096,11 +1100,11 @@ class DesignChecker:
                 self.warning(f"inout '{name}' is never written; declare it input", tensor, name)
             if writer is None or role == "inout":  # an in-out tensor has a value before its statement
                 continue
+            steps = d.repeat_of(writer.op)
             for reader in readers:  # one reader stage per statement (read_by holds each once)
-                steps = d.repeat_of(writer.op)
-                if reader is not writer and position[id(reader)] < position[id(writer)] and steps is not None and (
-                    d.repeat_of(reader.op) is steps
-                ):
+                if reader is writer or position[id(reader)] >= position[id(writer)]:
+                    continue
+                if steps is not None and d.repeat_of(reader.op) is steps:
                     self.error(
                         f"'{name}' is read here before the statement that writes it (line {line_of(writer.op)}): a "
                         f"step reads the value the step before wrote, but the first step of repeat "
@@ -1110,15 +1114,14 @@ class DesignChecker:
                         name,
                     )
                     continue
-                if reader is not writer and position[id(reader)] < position[id(writer)]:
-                    diag = self.error(
-                        f"'{name}' is read here before the statement that writes it (line {line_of(writer.op)})",
-                        reader.op,
-                        name,
-                    )
-                    more = reader.reads.count(name) - 1
-                    if more > 0:
-                        diag.with_note(f"and {more} more read{'s' if more > 1 else ''} of '{name}' in this statement")
+                diag = self.error(
+                    f"'{name}' is read here before the statement that writes it (line {line_of(writer.op)})",
+                    reader.op,
+                    name,
+                )
+                more = reader.reads.count(name) - 1
+                if more > 0:
+                    diag.with_note(f"and {more} more read{'s' if more > 1 else ''} of '{name}' in this statement")
 
     def layouts(self, ops: list[d.LayoutOp]) -> None:
         seen: dict[str, d.LayoutOp] = {}
@@ -1214,10 +1217,6 @@ def _prop_text(op: Operation, key: str) -> str:
 def _is_part(op: Operation) -> bool:
     """An `=` index statement (not a recurrence): one that may write a part of its tensor."""
     return isinstance(op, d.StmtOp) and op.kind.data == "=" and not op.carry_loops
-
-
-def _rows(form: Lin, equal: bool) -> list[Lin]:
-    return [form, form.scale(-1)] if equal else [form]
 
 
 def _extremes(lin: Lin, facts: Facts, env: dict[str, int]) -> tuple[tuple[int, dict], tuple[int, dict]] | None:

@@ -27,7 +27,7 @@ import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from irkit.checks.symbolic import Facts, Lin, Samples, box_points, search
+from irkit.checks.symbolic import Facts, Lin, Samples, box_points, constraint_rows, search
 
 MAX_CASES = 4096  # ways of violating one constraint per part; beyond this the cover is not proved
 
@@ -43,10 +43,7 @@ class Part:
         return all((f.evaluate(env) == 0) if eq else (f.evaluate(env) >= 0) for f, eq in self.forms)
 
     def rows(self) -> list[Lin]:
-        out: list[Lin] = []
-        for f, eq in self.forms:
-            out += [f, f.scale(-1)] if eq else [f]
-        return out
+        return [r for f, eq in self.forms for r in constraint_rows(f, eq)]
 
     def violations(self) -> list[Lin]:
         """One form (>= 0) for each way a point can lie outside the part."""

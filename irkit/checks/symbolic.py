@@ -295,6 +295,11 @@ def _floor_rows(floors: list[Floor]) -> list[Row | None]:
     return out
 
 
+def constraint_rows(form: Lin, equal: bool) -> list[Lin]:
+    """A constraint `form >= 0` (`form == 0` when `equal`) as forms that are each >= 0."""
+    return [form, form.scale(-1)] if equal else [form]
+
+
 @dataclass
 class Facts:
     """What holds of the sizes and the loop variables of one statement."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import ClassVar
 
 from xdsl.irdl import irdl_op_definition
@@ -75,7 +76,7 @@ def space(s: Space) -> list[Entry]:
     return [
         {"kind": "unroll_jam", "loop": loop, "factor": f}
         for k, loop in enumerate(s.loops[:-1])
-        if not _same_root_inside(s, k) and not _bounds_inside(s, k)
+        if not _same_root_inside(s, k) and not bounds_inside(list(s.loops), k, s.outside, s.roots)
         for f in range(2, limit + 1)
         if f <= s.extents.get(loop, 1)
     ]
@@ -87,19 +88,20 @@ def _same_root_inside(s: Space, k: int) -> bool:
     return root is not None and any(s.roots.get(inner) == root for inner in s.loops[k + 1 :])
 
 
-def _bounds_inside(s: Space, k: int) -> bool:
-    """Does a loop inside the k-th, of another root, have bounds that use it (a triangle's `j` inside
-    `i`, through the loops its bounds use)?  The copies would jam loops of different trip counts."""
-    loop = s.loops[k]
-    for inner in s.loops[k + 1 :]:
+def bounds_inside(loops: list[str], k: int, deps: Mapping[str, Iterable[str]], roots: Mapping[str, str]) -> bool:
+    """Does a loop inside the k-th of `loops`, of another root, have bounds that use it (a triangle's
+    `j` inside `i`), directly or through the loops its bounds use (`deps`)?  The jammed copies of
+    the k-th would then hold loops of different trip counts (the pass refuses them)."""
+    loop = loops[k]
+    for inner in loops[k + 1 :]:
         seen: set[str] = set()
-        todo = list(s.outside.get(inner, ()))
+        todo = list(deps.get(inner, ()))
         while todo:
             used = todo.pop()
             if used not in seen:
                 seen.add(used)
-                todo.extend(s.outside.get(used, ()))
-        if loop in seen and s.roots.get(inner, inner) != s.roots.get(loop, loop):
+                todo.extend(deps.get(used, ()))
+        if loop in seen and roots.get(inner, inner) != roots.get(loop, loop):
             return True
     return False
 

@@ -271,12 +271,13 @@ def _blocks(extent: int, size: int) -> list[tuple[int, int]]:
     return [(lo, min(lo + size, extent)) for lo in range(0, extent, size)]
 
 
-def _gather(nest: _Nest, access: _Access, ranges: list[tuple[int, int]]) -> np.ndarray:
-    """The accessed elements over the block `ranges`, as an array broadcastable to the block (one axis per loop)."""
+def _gather(nest: _Nest, access: _Access, ranges: list[tuple[int, int]], inside: np.ndarray | None = None) -> np.ndarray:
+    """The accessed elements over the block `ranges`, as an array broadcastable to the block (one axis per loop);
+    `inside` is the block's domain mask when the statement has a `where` (`_mask`)."""
     loops = nest.loops
     arr = access.array
-    if nest.where:
-        return _gather_in_domain(nest, access, ranges)
+    if inside is not None:
+        return _gather_in_domain(nest, access, ranges, inside)
     lin = [_linear(e) for e in access.indices]
     # Fast path: every index is `a * v + b` (a > 0) or a constant, each loop at most once: a strided view.
     if all(x is not None and len(x[0]) <= 1 and all(c > 0 for c in x[0].values()) for x in lin):
@@ -314,13 +315,11 @@ def _gather(nest: _Nest, access: _Access, ranges: list[tuple[int, int]]) -> np.n
     return out.reshape((1,) * len(loops)) if out.ndim == 0 else out
 
 
-def _gather_in_domain(nest: _Nest, access: _Access, ranges: list[tuple[int, int]]) -> np.ndarray:
+def _gather_in_domain(nest: _Nest, access: _Access, ranges: list[tuple[int, int]], inside: np.ndarray) -> np.ndarray:
     """`_gather` for a statement with a `where`: an index need stay in bounds only at the points of
     the domain (a stencil's interior reads `A[i - 1, j]` where i >= 1); elsewhere it is clamped, and
     the value read there is masked out by the caller."""
     grid = _grid(nest.loops, ranges)
-    inside = _mask(nest, ranges)
-    assert inside is not None
     idx = []
     for dim, expr in enumerate(access.indices):
         value = np.broadcast_to(np.asarray(evaluate(expr, grid), dtype=np.int64), inside.shape)
@@ -436,12 +435,12 @@ def run_nest(nest: _Nest, budget: int | None = None) -> None:
         value = value.reshape([value.shape[i] for i in par])
         nest.out[out_slices(ranges)] = value.transpose(perm)
 
-    def evaluate_block(ranges: list[tuple[int, int]], out_value=None) -> np.ndarray:
+    def evaluate_block(ranges: list[tuple[int, int]], inside: np.ndarray | None, out_value=None) -> np.ndarray:
         cache: dict[int, np.ndarray] = {}
 
         def read(k: int) -> np.ndarray:
             if k not in cache:
-                cache[k] = _gather(nest, nest.reads[k], ranges)
+                cache[k] = _gather(nest, nest.reads[k], ranges, inside)
             return cache[k]
 
         value = nest.body.run(read, out_value)
@@ -462,8 +461,8 @@ def run_nest(nest: _Nest, budget: int | None = None) -> None:
                 for i, v in zip(red, point):
                     ranges[i] = (v, v + 1)
                 shape = tuple(hi - lo for lo, hi in ranges)
-                new = np.broadcast_to(evaluate_block(ranges, lambda c=cur: c), shape).astype(dt)
                 inside = _mask(nest, ranges)
+                new = np.broadcast_to(evaluate_block(ranges, inside, lambda c=cur: c), shape).astype(dt)
                 cur = new if inside is None else np.where(inside, new, cur)
             store(ranges, cur)
         return
@@ -476,9 +475,9 @@ def run_nest(nest: _Nest, budget: int | None = None) -> None:
         for i, r in zip(par, pblock):
             ranges[i] = r
         if nest.combine == "assign":
-            value = evaluate_block(ranges, lambda r=list(ranges): current(r))
-            shape = tuple(hi - lo for lo, hi in ranges)
             inside = _mask(nest, ranges)
+            value = evaluate_block(ranges, inside, lambda r=list(ranges): current(r))
+            shape = tuple(hi - lo for lo, hi in ranges)
             if inside is not None:  # the points outside keep their value
                 value = np.where(inside, value, current(ranges))
             store(ranges, np.broadcast_to(value, shape).astype(dt, copy=False))
@@ -488,8 +487,8 @@ def run_nest(nest: _Nest, budget: int | None = None) -> None:
             for i, r in zip(red, rblock):
                 ranges[i] = r
             shape = tuple(hi - lo for lo, hi in ranges)
-            value = np.broadcast_to(evaluate_block(ranges), shape)
             inside = _mask(nest, ranges)
+            value = np.broadcast_to(evaluate_block(ranges, inside), shape)
             if inside is not None:  # the points outside add nothing
                 value = np.where(inside, value, np.asarray(_identity(nest.combine, value.dtype), dtype=value.dtype))
             if nest.combine in ("add", "mul"):
@@ -506,7 +505,7 @@ def run_nest(nest: _Nest, budget: int | None = None) -> None:
         store(ranges, new.astype(dt))
 
 
-ORDERED_MAX_POINTS = 400_000  # a recurrence runs point by point in Python: ~30 us a point
+ORDERED_MAX_POINTS = 400_000  # a recurrence runs point by point in Python: ~50 us a point (seidel's 9 reads)
 
 
 def _run_in_order(nest: _Nest) -> None:
@@ -522,19 +521,9 @@ def _run_in_order(nest: _Nest) -> None:
             "(--size)"
         )
     position = [nest.loops.index(v) for v in nest.order]
-    # each index as (coefficients by loop, constant): a point's index is a few integer products
-    forms = [[_linear(e) for e in access.indices] for access in nest.reads]
-    where = [(_linear(e), e, eq) for e, eq in nest.where]
-
-    def at(form, expr: Expr, env: dict[str, int]) -> int:
-        if form is None:
-            return int(evaluate(expr, env))
-        coeffs, const = form
-        return const + sum(c * env[v] for v, c in coeffs.items())
-
     for point in itertools.product(*(range(nest.extents[p]) for p in position)):
         env = dict(zip(nest.order, point))
-        if where and not all((at(f, e, env) == 0) if eq else (at(f, e, env) >= 0) for f, e, eq in where):
+        if not all((evaluate(e, env) == 0) if eq else (evaluate(e, env) >= 0) for e, eq in nest.where):
             continue
         out_index = tuple(env[v] for v in nest.out_loops)
 
@@ -542,7 +531,7 @@ def _run_in_order(nest: _Nest) -> None:
             access = nest.reads[k]
             if not access.indices:
                 return access.array
-            index = tuple(at(f, e, env) for f, e in zip(forms[k], access.indices))
+            index = tuple(int(evaluate(e, env)) for e in access.indices)
             for dim, i in enumerate(index):
                 if not 0 <= i < access.array.shape[dim]:
                     _check_bounds(nest, access, dim, i, i)

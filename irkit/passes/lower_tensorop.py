@@ -53,6 +53,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from irkit.affine.linear import Lin, NotAffine, build_map, lin_of
 from irkit.dialects import loop as lp
 from irkit.dialects import tensorop as t
+from irkit.kernel_abi import value_name
 from irkit.passes.generalize import buffer_shape, checked_kernels, fail, generalize_module, symbols_in
 
 PASS = "lower-tensorop"
@@ -73,19 +74,9 @@ READ_ATTR = "irkit.read"  # on a load of a tensor its statement reads more than 
 def read_text(buf: SSAValue, amap: AffineMap, loops: list[str], op: t.GenericOp) -> str:
     """`A[j, k]`: a read of buffer `buf` as the document writes it, over the loop names (and the sizes)."""
     from irkit.affine.printer import affine_text
-    from irkit.kernel_abi import kernel_args
 
-    kernel = op.parent_op()
-    while kernel is not None and not isinstance(kernel, func.FuncOp):
-        kernel = kernel.parent_op()
-    sizes, tensors = kernel_args(kernel) if kernel is not None else ([], [])
-    names = {s.value: s.name for s in sizes}
-    owner = buf.owner
-    tensor = next((x.name for x in tensors if x.value is buf), None)
-    if tensor is None:
-        tensor = owner.tensor_name.data if isinstance(owner, t.AllocOp | lp.AllocOp) else (buf.name_hint or "?")
-    syms = [names.get(v, "?") for v in op.sizes]
-    return f"{tensor}[{', '.join(affine_text(r, loops, syms) for r in amap.results)}]"
+    syms = [value_name(v) for v in op.sizes]
+    return f"{value_name(buf)}[{', '.join(affine_text(r, loops, syms) for r in amap.results)}]"
 
 
 TIME_LOOP = "t"  # the name of a `repeat`'s loop (it indexes nothing; a statement's own `t` is another loop)

@@ -45,7 +45,7 @@ from irkit.affine.linear import lin_of, split_floordiv
 from irkit.affine.printer import affine_text
 from irkit.affine.where import as_expr, bound_text, normal_form
 from irkit.affine_text import AffineTextError, format_affine, parse_affine
-from irkit.checks.symbolic import Facts, Lin, NotAffine, to_lin
+from irkit.checks.symbolic import Facts, Lin, NotAffine, constraint_rows, to_lin
 from irkit.dialects import tensorop as t
 from irkit.directives import entry_of_row, record_of
 from irkit.directives.nest import Nest
@@ -561,8 +561,7 @@ def _domain_facts(g: GenericText, names: list[str], sizes: list[str]) -> tuple[F
 
 def _where_rows(text: str) -> list[Lin]:
     c = normal_form(text)
-    form = to_lin(c.expr)
-    return [form, form.scale(-1)] if c.equal else [form]
+    return constraint_rows(to_lin(c.expr), c.equal)
 
 
 def _explain(

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from irkit.checks.schedule import check_final
 from irkit.directives import PLACE, Entry, Space
 from irkit.directives.nest import Nest
+from irkit.directives.unroll_jam import bounds_inside
 from irkit.passes.schedule._blocking import MAY_FOLLOW
 from irkit.registry import DIRECTIVE_RECORDS
 from irkit.tune.stages import StageInfo
@@ -108,23 +109,9 @@ def extend(c: Candidate, entry: Entry, stage: StageInfo | None = None) -> Candid
 
 
 def _bounds_use(nest: Nest, loop: str) -> bool:
-    """Does a loop inside `loop`, split from another one, have bounds that use it (through the loops
-    its bounds use)?  Jamming copies of `loop` would jam loops of different trip counts."""
+    """Does a loop inside `loop`, of another root, have bounds that use it (`unroll_jam.bounds_inside`)?"""
     names = nest.names
-    if loop not in names:
-        return False
-    root = {name: r for name, r, _ in nest.loops}
-    for inner in names[names.index(loop) + 1 :]:
-        seen, todo = set(), list(nest.deps.get(inner, ()))
-        while todo:
-            used = todo.pop()
-            if used in seen:
-                continue
-            seen.add(used)
-            todo.extend(nest.deps.get(used, ()))
-        if loop in seen and root.get(inner) != root.get(loop):
-            return True
-    return False
+    return loop in names and bounds_inside(names, names.index(loop), nest.deps, {n: r for n, r, _ in nest.loops})
 
 
 def space_of(c: Candidate, stage: StageInfo, lanes: int, registers: int) -> Space:

@@ -109,7 +109,7 @@ from irkit.affine.linear import Lin, NotAffine, build_map, expr_of, lin_of
 from irkit.affine.prove import Prover, Ranges, depth
 from irkit.diagnostics import DiagnosticError
 from irkit.dialects import loop as lp
-from irkit.kernel_abi import SHAPE
+from irkit.kernel_abi import SHAPE, value_name
 from irkit.passes.options import option
 from irkit.passes.schedule import directive
 from irkit.passes.schedule.helpers import (
@@ -124,7 +124,6 @@ from irkit.passes.schedule.helpers import (
     name,
     nest_loops,
     stage_nests,
-    value_name,
 )
 
 # ================================================================ the IR around a placement

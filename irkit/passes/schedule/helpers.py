@@ -39,6 +39,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from irkit.diagnostics import Diagnostic, DiagnosticError
 from irkit.dialects import loop as lp
 from irkit.dialects.loop import determined_by, enclosing_loops, linear_form, store_depends_on
+from irkit.kernel_abi import arg_names, value_name
 from irkit.passes.lower_tensorop import SCHEDULE_ATTR
 
 # Combiners whose accumulation order may change (associative and commutative;
@@ -482,16 +483,6 @@ def divisors(kernel: Operation) -> dict[SSAValue, int]:
     return out
 
 
-def arg_names(kernel: func.FuncOp) -> list[str | None]:
-    names: list[str | None] = []
-    attrs = kernel.arg_attrs.data if kernel.arg_attrs is not None else ()
-    for i in range(len(kernel.body.block.args)):
-        entry = attrs[i] if i < len(attrs) else None
-        n = entry.data.get("irkit.name") if isinstance(entry, DictionaryAttr) else None
-        names.append(n.data if isinstance(n, StringAttr) else None)
-    return names
-
-
 def _shift(expr: AffineExpr, n_dims: int, by: int) -> AffineExpr:
     return expr.replace_dims_and_symbols([AffineExpr.dimension(i + by) for i in range(n_dims)], [])
 
@@ -587,22 +578,6 @@ def split_loop(
 
 
 # ------------------------------------------------------- reading accesses
-
-
-def value_name(value: SSAValue) -> str:
-    owner = value.owner
-    if isinstance(owner, Block):
-        parent = owner.parent_op()
-        if isinstance(parent, lp.ForOp) and value is parent.induction_var:
-            return name(parent)
-        if isinstance(parent, func.FuncOp):
-            names = arg_names(parent)
-            idx = value.index  # type: ignore[attr-defined]
-            if idx < len(names) and names[idx]:
-                return names[idx]  # type: ignore[return-value]
-    if isinstance(owner, lp.AllocOp):
-        return owner.tensor_name.data
-    return value.name_hint or "?"
 
 
 def expr_text(expr: AffineExpr, names: Sequence[str]) -> str:

@@ -67,7 +67,7 @@ from xdsl.passes import ModulePass
 from irkit.affine.linear import Lin
 from irkit.dialects import loop as lp
 from irkit.dialects.loop import enclosing_loops
-from irkit.kernel_abi import kernel_args
+from irkit.kernel_abi import kernel_args, value_name
 from irkit.passes.options import option
 from irkit.passes.schedule import directive
 from irkit.passes.schedule._blocking import (
@@ -91,7 +91,6 @@ from irkit.passes.schedule.helpers import (
     nest_loops,
     range_text,
     scheduled_nests,
-    value_name,
 )
 
 INNERMOST = 1 << 30  # depth of the unit digit of jammed copies: innermost

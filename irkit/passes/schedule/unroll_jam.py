@@ -69,6 +69,7 @@ from xdsl.passes import ModulePass
 
 from irkit.affine.linear import Lin
 from irkit.dialects import loop as lp
+from irkit.kernel_abi import value_name
 from irkit.passes.options import option
 from irkit.passes.schedule import directive
 from irkit.passes.schedule._blocking import (
@@ -100,7 +101,6 @@ from irkit.passes.schedule.helpers import (
     name,
     range_text,
     targets,
-    value_name,
 )
 
 
