@@ -432,8 +432,9 @@ class DesignChecker:
                 if isinstance(idx, Var):
                     extents.setdefault(idx.name, []).append((shape[pos], f"dimension {pos + 1} of '{name}'", read))
         self.values(op, stmt_dtype)
-        order = self.carry(op, lhs_vars, list(extents))
-        stage.domain = self.domain(op, lhs_vars, order or list(extents))
+        left = [v for v in lhs_vars if v is not None]
+        order = self.carry(op, lhs_vars, list(extents)) or left + [v for v in extents if v not in left]
+        stage.domain = self.domain(op, order)
         stage.extents = {var: uses[0][0] for var, uses in extents.items()}
         facts = self.statement_facts(extents).with_domain([r for f, eq in stage.domain for r in constraint_rows(f, eq)])
         stage.facts = facts
@@ -536,13 +537,13 @@ class DesignChecker:
             )
         self.error(message, read, name)
 
-    def domain(self, op: d.StmtOp, lhs: list[str | None], variables: list[str]) -> list[tuple[Lin, bool]]:
+    def domain(self, op: d.StmtOp, order: list[str]) -> list[tuple[Lin, bool]]:
         """The `where` constraints, as forms that are >= 0 (or == 0: True): affine over the
-        statement's indices and the sizes, each bounding an index (its innermost)."""
+        statement's indices and the sizes, each bounding the innermost index it names in the loop
+        order lowering gives the statement (`order`: left-hand indices first, or a `carry`'s)."""
         forms: list[tuple[Lin, bool]] = []
         if not op.where_texts:
             return forms
-        order = [v for v in lhs if v is not None] + [v for v in variables if v not in lhs]
         for text_ in op.where_texts:
             try:
                 constraint = normal_form(text_)

@@ -176,3 +176,20 @@ def test_a_recurrence_is_priced_as_a_chain_of_its_iterations():
     plain = plain.replace("    split i by 8 -> io, ii\n    unroll ii by 2\n", "")
     rec, free = (predict(t, {"N": 1 << 20}, hw) for t in (unsplit, plain))
     assert rec.bound == "chain" and rec.seconds > 1.5 * free.seconds, (rec.seconds, free.seconds)
+
+
+def test_a_where_bounds_the_innermost_index_in_the_carry_order(tmp_path):
+    """`carry k, i, j` runs i inside k: `k <= 2 * i` bounds i (coefficient 2: refused at the check,
+    not a failure of the lowering), and `2 * k <= i` bounds i by k (lowered, run as numpy says)."""
+    refused = FLOYD.replace(") carry k, i, j", ") where k <= 2 * i carry k, i, j")
+    status, err, _ = irkit_says(refused, tmp_path)
+    assert status == 1 and "i has the coefficient 2; a bound on i would need a division" in err, err
+    kept = FLOYD.replace(") carry k, i, j", ") where 2 * k <= i carry k, i, j")
+    kernel = irkit.compile(kept, name="fw.design")
+    p = (np.random.default_rng(4).random((9, 9)) * 10).astype(np.float32)
+    want = p.astype(np.float64).copy()
+    for k in range(9):
+        for i in range(2 * k, 9):
+            for j in range(9):
+                want[i, j] = min(want[i, j], want[i, k] + want[k, j])
+    np.testing.assert_allclose(kernel({"N": 9}, P=p)["P"], want, rtol=1e-5)
