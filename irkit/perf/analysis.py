@@ -278,6 +278,8 @@ def _direct_counts(loop: Loop, vectorised: bool, fold: float, res: dict[str, Exp
     mark = VECTOR_MARK if vectorised else SCALAR
     for kind, count in loop.ops.items():
         _put(res, "instr_" + kind + mark, ex.const(count))
+    for kind, expected in loop.guarded.items():  # an arm of a branch: where it is taken
+        _put(res, "instr_" + kind + mark, expected)
     if loop.fold_left:
         # the in-order reduction's lanes: each taken out of its vector and added on its own
         fp = "fp64" if loop.ops.get("fp64") else "fp"
@@ -307,8 +309,9 @@ def _direct_counts(loop: Loop, vectorised: bool, fold: float, res: dict[str, Exp
         per_step = _step_instructions(loop)
         entry = steps * per_step + _between_entries(_chain_top(loop))
         in_flight = ex.ONE + ex.rdiv(ex.sym(WINDOW), ex.max_(entry, 1))
-        for cls, count in (loop.chain_kinds or {"add": loop.chain}).items():
-            _put(res, "chain_" + cls, ex.rdiv(ex.const(count), in_flight))
+        kinds = loop.chain_expected or {cls: ex.const(n) for cls, n in (loop.chain_kinds or {"add": loop.chain}).items()}
+        for cls, count in kinds.items():
+            _put(res, "chain_" + cls, ex.rdiv(count, in_flight))
     if loop.tile_chain:
         # A register tile's accumulators (`unroll_jam`): a run of the loop takes each of them one
         # step, side by side, and the next run (the reduction loop around) the next step, so a

@@ -87,9 +87,13 @@ class Loop:
     loops: list[Loop] = field(default_factory=list)
     accesses: list[Access] = field(default_factory=list)  # directly in the body
     ops: dict[str, int] = field(default_factory=dict)  # instruction kind -> count per iteration (direct)
+    # ops in one arm of a select on an index comparison in a scalar loop (a branch): kind -> their
+    # expected count an iteration (`irkit.perf.guards`); not in `ops`
+    guarded: dict[str, Expr] = field(default_factory=dict)
     flops: int = 0  # per iteration (direct)
     chain: int = 0  # an accumulation into one location: dependent FP ops per step of its chain
     chain_kinds: dict[str, int] = field(default_factory=dict)  # those ops by latency class (add, fma, max ...)
+    chain_expected: dict[str, Expr] | None = None  # the same through guarded selects, arms by their fractions
     chain_store: Access | None = None  # the accumulator's store
     carry: int = 0  # read-modify-writes the parent loop repeats: dependent FP ops from reload to store
     # a register tile's accumulation (a vector loop updating a local the backend keeps in registers):

@@ -24,6 +24,7 @@ from irkit.dialects import loop as lp
 from irkit.kernel_abi import element_bytes, kernel_args, layout_order
 from irkit.perf import expr as ex
 from irkit.perf.expr import Expr
+from irkit.perf.guards import arm_weights, expected_chain, guarded_selects
 from irkit.perf.loop_tree import (
     CAP,
     CORES,
@@ -222,6 +223,7 @@ class Reader:
             self.prefetched.update(plan.loads)
         self.read_block(op.body.block, loop, loop.loops)
         self.classify(op, loop)
+        self.apply_guards(op, loop)
         if parent is None:  # the nest is whole: what gcc's complete unrolling makes of short chains
             for inner in list(loop.walk()):
                 if inner.chain:
@@ -278,20 +280,49 @@ class Reader:
                 dims.append((self.effective({v: k for v, k in coeffs.items() if k}), rest))
             loop.accesses.append(Access(buf, isinstance(op, lp.StoreOp), dims, loop, prefetched=op in self.prefetched))
             return
-        name = op.name
         priced = price_class(op)
         if priced is None:
             return
-        kind, flops, wide = priced
+        loop.flops += priced[1]
+        key = self.op_key(op)
+        if key is not None:
+            loop.ops[key] = loop.ops.get(key, 0) + 1
+
+    def op_key(self, op: Operation) -> str | None:
+        """The instruction kind an op is counted as (`fp`, `div64`, ...), None when it costs no
+        instruction of its own (an add fused with its multiply, an op of no cost)."""
+        priced = price_class(op)
+        if priced is None:
+            return None
+        kind, _, wide = priced
         if kind == "exp" and not self.relaxed:
             kind = "exp_libm"  # the C library's expf, one call per element: the loop stays scalar
         if kind == "div" and self.relaxed and reciprocal_divisor(op):
             kind = "fp"  # a multiplication by the reciprocal gcc hoists (`irkit.backends.c_plan.reciprocal_divisor`)
-        loop.flops += flops
-        if name == "arith.addf" and self._fused(op):
-            return  # one FMA with its multiply: that counted the instruction, this the flop
-        key = kind + ("64" if wide else "")
-        loop.ops[key] = loop.ops.get(key, 0) + 1
+        if op.name == "arith.addf" and self._fused(op):
+            return None  # one FMA with its multiply: that counted the instruction, this the flop
+        return kind + ("64" if wide else "")
+
+    def apply_guards(self, op: lp.ForOp, loop: Loop) -> None:
+        """A scalar innermost loop's selects on index comparisons are branches: each arm's ops
+        count where the arm is taken, and an accumulation chain through them takes the arms by
+        their fractions (`irkit.perf.guards`)."""
+        if loop.loops or loop.vector is not None or loop.auto_vector or loop.step != 1:
+            return
+        block = op.body.block
+        guards = guarded_selects(block, loop.var, loop.lb, loop.trips(), self.values.get)
+        if not guards:
+            return
+        for guarded, weight in arm_weights(block, guards).items():
+            key = self.op_key(guarded)
+            if key is None or not loop.ops.get(key):
+                continue
+            loop.ops[key] -= 1
+            if not loop.ops[key]:
+                del loop.ops[key]
+            loop.guarded[key] = loop.guarded.get(key, ex.ZERO) + weight
+        if loop.chain and loop.chain_store is not None:
+            loop.chain_expected = _expected_chain(op, guards, self._fused)
 
     def effective(self, coeffs: dict[str, int]) -> dict[str, int]:
         """Coefficients of the loop variables, including through the lower bounds of windows:
@@ -519,6 +550,8 @@ def _unroll_short_chain(loop: Loop) -> None:
     loaded and stored once per iteration of `top` (the reloads and stores in between forwarded),
     loads invariant in `top` are hoisted, and the chain overlaps the next iteration's in the
     out-of-order window, so it costs throughput, not latency."""
+    if loop.guarded:
+        return  # its branches' counts are over its own variable: left as a loop
     unrolled, points, top = [], [{}], loop
     while top.trips().op == "const" and top.lb.op == "const":
         n = int(top.trips().value)  # type: ignore[arg-type]
@@ -565,7 +598,7 @@ def _unroll_point_producer(loop: Loop) -> None:
     then the innermost loop, auto-vectorised when its accesses allow.  Priced as the nest it is
     written as, blur's inline schedule was 57 ms (scalar, and a DRAM wait an entry of the tiny
     inner loops) where it measured 4.5 ms on the Zen 3 host."""
-    if loop.chain or loop.carry or loop.tile_chain or not loop.accesses:
+    if loop.chain or loop.carry or loop.tile_chain or loop.guarded or not loop.accesses:
         return
     # the cheap tests first, before any expression is built: building one changes the order in
     # which the perf IR prints the terms of a product
@@ -676,6 +709,26 @@ def _chain_kinds(op: lp.ForOp, fused) -> dict[str, int]:
             if path is not None and _path_weight(path) > _path_weight(best):
                 best = path
     return _by_latency_class(best, fused)
+
+
+def _expected_chain(op: lp.ForOp, guards, fused) -> dict[str, Expr] | None:
+    """`_chain_kinds` through guarded selects: each arm's ops by the fraction of iterations taking it."""
+    body = list(op.body.block.ops)
+    loads = [o for o in body if isinstance(o, lp.LoadOp)]
+
+    def kind_of(o: Operation) -> str | None:
+        if o.name not in ADD_CLASS and o.name not in KIND_OF:
+            return None
+        return _by_latency_class([o], fused).popitem()[0]
+
+    best: dict[str, Expr] | None = None
+    for st in (o for o in body if isinstance(o, lp.StoreOp)):
+        sources = {ld.results[0] for ld in loads if ld.memref is st.memref and list(ld.indices) == list(st.indices)}
+        if sources:
+            found = expected_chain(st, sources, guards, kind_of)
+            if found is not None and (best is None or len(found) > len(best)):
+                best = found
+    return best
 
 
 def _by_latency_class(path: list[Operation], fused) -> dict[str, int]:
