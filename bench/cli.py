@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-BENCHMARKS = ("gemm", "blur", "softmax", "triad", "conv2d", "layernorm", "syrk", "jacobi_2d", "causal_attention")
+BENCHMARKS = ("gemm", "blur", "softmax", "triad", "conv2d", "layernorm", "syrk", "jacobi_2d", "causal_attention", "cholesky")
 EXTRA = ("scale",)  # run only when named in --only: minutes of compiling large generated documents
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "HL_NUM_THREADS")
 

@@ -235,6 +235,18 @@ def numpy_causal_attention(arrays: dict[str, np.ndarray]) -> Contender:
     return Contender("numpy (BLAS square, masked softmax)", call, lambda: o)
 
 
+def numpy_cholesky(arrays: dict[str, np.ndarray]) -> Contender:
+    """LAPACK's dpotrf through numpy (blocked, BLAS-3 updates); the result is compared as irkit
+    leaves it: L in the lower triangle, A's upper triangle untouched."""
+    a = arrays["A"].copy()
+    factor = {"L": np.empty_like(a)}
+
+    def call() -> None:
+        factor["L"] = np.linalg.cholesky(a)
+
+    return Contender("numpy linalg.cholesky (LAPACK)", call, lambda: np.tril(factor["L"]) + np.triu(a, 1))
+
+
 def c_triad_inplace(arrays: dict[str, np.ndarray]) -> Contender:
     lib = machine.peers_library()
     a, b, c0 = arrays["a"], arrays["b"], arrays["c"]
@@ -347,6 +359,12 @@ def cases(names: list[str], quick: bool, rng: np.random.Generator) -> list[Case]
         case = Case("causal_attention (one head)", f"S={s_len}, D={d}", "causal_attention.design",
                     {"S": s_len, "D": d}, "O", 2 * s_len + d, [numpy_causal_attention])  # fmt: skip
         case.inputs = {k: rng.standard_normal((s_len, d), dtype=np.float32) for k in ("Q", "K", "V")}
+        out.append(case)
+    if "cholesky" in names:
+        n = 96 if quick else 1000
+        case = Case("cholesky (in place)", f"N={n}", "cholesky.design", {"N": n}, "A", n, [numpy_cholesky])
+        x = uniform(n, n).astype(np.float64)
+        case.inputs = {"A": (x + x.T) / 2 + n * np.eye(n)}  # symmetric, diagonally dominant: positive definite
         out.append(case)
     return out
 

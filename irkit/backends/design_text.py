@@ -352,6 +352,8 @@ def format_assumption(op: Operation) -> str:
         return f"noalias({', '.join(d.str_list(op.tensors))})"
     if isinstance(op, d.AssumeRelaxedMathOp):
         return "relaxed_math"
+    if isinstance(op, d.AssumePositiveDefiniteOp):
+        return f"positive_definite({', '.join(d.str_list(op.tensors))})"
     raise DesignPrintError(f"'{op.name}' is not an assumption")
 
 

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import DictionaryAttr, ModuleOp
 
 from irkit.backends.build import build_executable
 from irkit.backends.c_syntax import c_symbol, c_type
@@ -97,6 +97,32 @@ def _support(dtype: str, role: str) -> list[str]:
     return [poison, _checksum(dtype)]
 
 
+def _definite(dtype: str) -> str:
+    """`(X + X^T) / 2 + n I` in place, for a tensor assumed `positive_definite` (as
+    `irkit.oracle.inputs` makes its random inputs): symmetric, so its storage order does not matter."""
+    t = _CTYPES[dtype]
+    return (
+        f"static void irkit_definite_{dtype}({t} *p, int64_t n)\n{{\n"
+        "    for (int64_t i = 0; i < n; i += 1) {\n"
+        "        for (int64_t j = 0; j < i; j += 1) {\n"
+        f"            const {t} mean = (p[i * n + j] + p[j * n + i]) / 2;\n"
+        "            p[i * n + j] = mean;\n"
+        "            p[j * n + i] = mean;\n"
+        "        }\n"
+        f"        p[i * n + i] += ({t})n;\n"
+        "    }\n"
+        "}\n"
+    )
+
+
+def positive_definite(kernel: func.FuncOp) -> set[str]:
+    """The tensors the document assumes symmetric positive definite (`irkit.assume`)."""
+    assume = kernel.attributes.get("irkit.assume")
+    if not isinstance(assume, DictionaryAttr) or "positive_definite" not in assume.data:
+        return set()
+    return {s.data for s in assume.data["positive_definite"].data}  # type: ignore[attr-defined]
+
+
 def _checksum(dtype: str) -> str:
     t = _CTYPES[dtype]
     return (
@@ -130,6 +156,7 @@ def emit_harness(module: ModuleOp, kernel_name: str | None, sizes: dict[str, int
     size_args, tensors = kernel_args(kernel)
     by_value = {t.value: t for t in tensors}
     scalars = {sc.value: sc for sc in kernel_scalars(kernel)}
+    definite = positive_definite(kernel)
     at = ", ".join(f"{k}={v}" for k, v in resolved.items())
     proto: list[str] = []
     for arg in kernel.body.block.args:
@@ -152,6 +179,7 @@ def emit_harness(module: ModuleOp, kernel_name: str | None, sizes: dict[str, int
         "",
         _MIX,
         *sorted({part for t in tensors for part in _support(t.dtype, t.role)}),
+        *sorted({_definite(t.dtype) for t in tensors if t.name in definite}),
         "int main(void)",
         "{",
     ]
@@ -182,6 +210,9 @@ def emit_harness(module: ModuleOp, kernel_name: str | None, sizes: dict[str, int
         out.append(f'    {ctype} *{var} = ({ctype} *)irkit_buffer(n_{var}, sizeof({ctype}), {align}, "{t.name}");')
         if t.role in ("input", "inout"):
             out.append(f"    irkit_fill_{t.dtype}({var}, n_{var}, {position + 1});")
+            if t.name in definite:
+                side = tensor_shape(t, size_args, resolved)[0]
+                out.append(f"    irkit_definite_{t.dtype}({var}, INT64_C({side}));")
         else:
             out.append(f"    irkit_poison_{t.dtype}({var}, n_{var});")
         call.append(var)
@@ -222,7 +253,15 @@ def fill_values(kernel: func.FuncOp, tensor: str, sizes: dict[str, int] | None =
     else:
         flat = ((z >> np.uint64(40)).astype(np.float64) / 8388608.0 - 1.0).astype(NUMPY_DTYPES[t.dtype])
     storage = flat.reshape([shape[d] for d in t.order])
-    return storage.transpose(inverse(t.order))
+    values = storage.transpose(inverse(t.order))
+    if t.name in positive_definite(kernel):  # as the harness's irkit_definite: in the element type
+        values = values.copy()
+        lower = np.tril_indices(shape[0], -1)
+        mean = ((values[lower] + values.T[lower]) / values.dtype.type(2)).astype(values.dtype)
+        values[lower] = mean
+        values.T[lower] = mean
+        values[np.diag_indices(shape[0])] += values.dtype.type(shape[0])
+    return values
 
 
 def checksum(arr: np.ndarray, order: list[int] | None = None) -> tuple[float, float]:

@@ -189,6 +189,26 @@ class DesignChecker:
             if isinstance(op, d.ScalarOp):
                 self.scalar(op)
 
+    def positive_definite(self, op: d.AssumePositiveDefiniteOp, name: str) -> None:
+        """`positive_definite(A)`: A is a square float matrix whose value comes from the caller."""
+        tensor = self.tensors.get(name)
+        if tensor is None:
+            self.error(f"assumption about undefined tensor '{name}'" + suggest(name, list(self.tensors)), op, name)
+            return
+        if tensor.role.data not in ("input", "inout"):
+            self.error(
+                f"'{name}' is {tensor.role.data}: positive_definite is about a value the caller gives, "
+                "an input or in-out tensor's",
+                op,
+                name,
+            )
+        shape = self.shapes.get(name)
+        if shape is not None and (len(shape) != 2 or str(shape[0]) != str(shape[1])):
+            dims = ", ".join(tensor.shape_exprs)
+            self.error(f"positive_definite needs a square matrix; '{name}' is [{dims}]", op, name)
+        if tensor.dtype.data not in ("f32", "f64"):
+            self.error(f"positive_definite needs a float matrix; '{name}' holds {tensor.dtype.data}", op, name)
+
     def scalar(self, op: d.ScalarOp) -> None:
         name = op.sym_name.data
         first = self.scalars.get(name) or self.tensors.get(name) or self.sizes.get(name)
@@ -431,8 +451,8 @@ class DesignChecker:
             for pos, idx in enumerate(indices):
                 if isinstance(idx, Var):
                     extents.setdefault(idx.name, []).append((shape[pos], f"dimension {pos + 1} of '{name}'", read))
-        self.values(op, stmt_dtype)
         left = [v for v in lhs_vars if v is not None]
+        self.values(op, stmt_dtype, set(left) | set(extents))
         order = self.carry(op, lhs_vars, list(extents)) or left + [v for v in extents if v not in left]
         stage.domain = self.domain(op, order)
         stage.extents = {var: uses[0][0] for var, uses in extents.items()}
@@ -571,15 +591,24 @@ class DesignChecker:
             forms.append((to_lin(constraint.expr), constraint.equal))
         return forms
 
-    def values(self, op: d.StmtOp, stmt_dtype: str | None) -> None:
-        """Scalars and sizes read by name: declared, and a scalar of the statement's type."""
+    def values(self, op: d.StmtOp, stmt_dtype: str | None, indices: set[str]) -> None:
+        """Scalars, sizes and the statement's indices read by name: declared, and a scalar of the
+        statement's type.  A size or an index converts to the statement's type."""
         reported: set[str] = set()
         for value in op.body.walk():
             if not isinstance(value, d.ValueOp) or value.ref.data in reported:
                 continue
             name = value.ref.data
-            if name in self.sizes:
-                continue  # a size converts to the statement's type
+            if name in indices and name in self.scalars:
+                reported.add(name)
+                self.error(
+                    f"'{name}' is both an index of this statement and a scalar; rename the index or the scalar",
+                    value,
+                    name,
+                )
+                continue
+            if name in self.sizes or name in indices:
+                continue
             scalar = self.scalars.get(name)
             if scalar is None:
                 reported.add(name)
@@ -589,8 +618,9 @@ class DesignChecker:
                 known = list(self.scalars) + list(self.sizes) + list(self.tensors)
                 self.error(
                     f"'{name}' is not a value here: a statement reads tensor elements (A[i, j]), scalars and sizes "
-                    "(declared with 'scalar NAME : f32 input' and in 'sizes { ... }') and constants"
-                    + suggest(name, known),
+                    "(declared with 'scalar NAME : f32 input' and in 'sizes { ... }'), the indices it runs over "
+                    "(those in its tensors' brackets) and constants"
+                    + suggest(name, known + sorted(indices)),
                     value,
                     name,
                 )
@@ -1208,6 +1238,9 @@ class DesignChecker:
                 for name in names:
                     if name not in self.tensors:
                         self.error(f"assumption about undefined tensor '{name}'", op, name)
+            elif isinstance(op, d.AssumePositiveDefiniteOp):
+                for name in d.str_list(op.tensors):
+                    self.positive_definite(op, name)
 
 
 def _prop_text(op: Operation, key: str) -> str:

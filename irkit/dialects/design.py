@@ -651,6 +651,20 @@ class AssumeRelaxedMathOp(IRDLOperation):
 
 
 @irdl_op_definition
+class AssumePositiveDefiniteOp(IRDLOperation):
+    """`assume { positive_definite(A) }`: A's value on entry is a symmetric positive definite
+    matrix (what a Cholesky factorisation needs).  The kernel may rely on it; the random inputs
+    irkit makes for a check, a validation or a tuning run keep it."""
+
+    name = "design.assume_positive_definite"
+    tensors = prop_def(ArrayAttr[StringAttr])
+    assembly_format = "$tensors attr-dict"
+
+    def __init__(self, tensors: list[str]):
+        super().__init__(properties={"tensors": str_array(tensors)})
+
+
+@irdl_op_definition
 class MetricOp(IRDLOperation):
     """`metric latency`: what the schedule is meant to optimise."""
 
@@ -666,7 +680,7 @@ class MetricOp(IRDLOperation):
             raise VerifyException(f"metric must be one of {', '.join(METRICS)}, got '{self.metric.data}'")
 
 
-ASSUME_OPS = (AssumeDivisibleOp, AssumeAlignedOp, AssumeNoAliasOp, AssumeRelaxedMathOp)
+ASSUME_OPS = (AssumeDivisibleOp, AssumeAlignedOp, AssumeNoAliasOp, AssumeRelaxedMathOp, AssumePositiveDefiniteOp)
 
 Design = Dialect(
     "design",
@@ -693,6 +707,7 @@ Design = Dialect(
         AssumeAlignedOp,
         AssumeNoAliasOp,
         AssumeRelaxedMathOp,
+        AssumePositiveDefiniteOp,
         MetricOp,
     ],
     [],

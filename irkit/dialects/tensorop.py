@@ -12,6 +12,9 @@ buffers:
   elements of the inputs, then the current elements of the outputs; it
   yields the new output elements, so a reduction's combiner (`+`, `max`)
   is the last op of the body, exactly as in `linalg.generic`.
+- `tensorop.index`: inside a generic body, the value of one of its loops
+  (`linalg.index`), for a statement that computes with its indices
+  (`select(k < j, ...)`).
 - `tensorop.fill`: set a buffer to a constant (the start of a reduction).
 - `tensorop.alloc`: a temporary buffer.
 - Named ops (`matmul`, `batch_matmul`, `conv2d`, `softmax`, `transpose`,
@@ -228,6 +231,34 @@ class GenericOp(TensorOpBase):
         last = block.last_op
         if not isinstance(last, YieldOp) or len(last.values) != len(self.outs):
             raise VerifyException("body must end with tensorop.yield of one value per output")
+
+
+@irdl_op_definition
+class IndexOp(IRDLOperation):
+    """The value of loop `dim` of the enclosing generic (MLIR's `linalg.index`): a statement that
+    computes with an index (`select(i == j, ...)`) reads it through this op, so the body stays a
+    scalar program over the domain and the lowering gives it the loop's induction variable."""
+
+    name = "tensorop.index"
+    dim = prop_def(IntegerAttr)
+    result = result_def(IndexType)
+    traits = lazy_traits_def(lambda: (HasParent(GenericOp), Pure()))
+    assembly_format = "$dim attr-dict"
+
+    def __init__(self, dim: int):
+        super().__init__(properties={"dim": IntegerAttr.from_index_int_value(dim)}, result_types=[IndexType()])
+
+    @property
+    def loop(self) -> int:
+        return self.dim.value.data
+
+    def verify_(self) -> None:
+        parent = self.parent_op()
+        if not isinstance(parent, GenericOp):
+            return  # HasParent says so
+        n_loops = len(parent.domain.data.results)
+        if not 0 <= self.loop < n_loops:
+            raise VerifyException(f"index of loop {self.loop}, but the generic has {n_loops} loops")
 
 
 # --- buffers -------------------------------------------------------------------
@@ -523,7 +554,7 @@ def register_named_tensor_op(name: str, cls: type[NamedTensorOp]) -> None:
 
 def tensorop_dialect() -> Dialect:
     """The tensorop dialect with every registered named op, plugins' included."""
-    return Dialect("tensorop", [GenericOp, YieldOp, AllocOp, FillOp, RepeatOp, *NAMED_TENSOR_OPS.values()], [])
+    return Dialect("tensorop", [GenericOp, YieldOp, IndexOp, AllocOp, FillOp, RepeatOp, *NAMED_TENSOR_OPS.values()], [])
 
 
 TensorOp = tensorop_dialect()  # irkit's own operations only; contexts use tensorop_dialect()

@@ -461,6 +461,8 @@ class DesignBuilder:
             op = d.AssumeAlignedOp(str(ch[0]), self.int_(ch[1]))
         elif node.data == "relaxed_math":
             op = d.AssumeRelaxedMathOp()
+        elif node.data == "positive_definite":
+            op = d.AssumePositiveDefiniteOp([str(t) for t in ch])
         else:
             op = d.AssumeNoAliasOp([str(t) for t in ch])
         return self.located(op, node)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
@@ -14,7 +13,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from irkit.affine_text import BinOp, Const, Expr, Var, evaluate, format_affine
+from irkit.affine_text import BinOp, Const, Expr, Var, evaluate, format_affine, names_in
 from irkit.oracle.common import CHUNK_ELEMENTS, ReferenceEvalError, numpy_dtype
 
 # --- index expressions ----------------------------------------------------------------------
@@ -513,18 +512,13 @@ def _run_in_order(nest: _Nest) -> None:
     points left it (the reads of the written tensor are views of `nest.out`).  Point by point, with
     Python integers for the indices: exact, and slow, so its size is capped."""
     assert nest.order is not None
-    total = math.prod(nest.extents)
-    if total > ORDERED_MAX_POINTS:
+    points = list(itertools.islice(_domain_points(nest), ORDERED_MAX_POINTS + 1))
+    if len(points) > ORDERED_MAX_POINTS:
         raise ReferenceEvalError(
             f"stage '{nest.stage}' is a recurrence (carry {', '.join(nest.order)}): the reference runs it point by "
-            f"point, and {total:,} points is more than it runs ({ORDERED_MAX_POINTS:,}); check at smaller sizes "
-            "(--size)"
+            f"point, and it has more than {ORDERED_MAX_POINTS:,} points; check at smaller sizes (--size)"
         )
-    position = [nest.loops.index(v) for v in nest.order]
-    for point in itertools.product(*(range(nest.extents[p]) for p in position)):
-        env = dict(zip(nest.order, point))
-        if not all((evaluate(e, env) == 0) if eq else (evaluate(e, env) >= 0) for e, eq in nest.where):
-            continue
+    for env in points:
         out_index = tuple(env[v] for v in nest.out_loops)
 
         def read(k: int, env: dict[str, int] = env) -> np.ndarray:
@@ -538,6 +532,34 @@ def _run_in_order(nest: _Nest) -> None:
             return access.array[index]
 
         nest.out[out_index] = nest.body.run(read, lambda out_index=out_index: nest.out[out_index])
+
+
+def _domain_points(nest: _Nest):
+    """The points of an ordered nest's domain, in its order, as {loop: value}: a constraint is
+    tested as soon as the loops it names have values, so a triangle's or a tetrahedron's points
+    cost what they are, not what their box is."""
+    assert nest.order is not None
+    order = nest.order
+    extents = [nest.extents[nest.loops.index(v)] for v in order]
+    tests: list[list[tuple[Expr, bool]]] = [[] for _ in order]
+    for expr, equal in nest.where:
+        depth = max((order.index(n) for n in names_in(expr) if n in order), default=0)
+        tests[depth].append((expr, equal))
+
+    def holds(depth: int, env: dict[str, int]) -> bool:
+        return all((evaluate(e, env) == 0) if eq else (evaluate(e, env) >= 0) for e, eq in tests[depth])
+
+    def points(depth: int, env: dict[str, int]):
+        if depth == len(order):
+            yield dict(env)
+            return
+        for value in range(extents[depth]):
+            env[order[depth]] = value
+            if holds(depth, env):
+                yield from points(depth + 1, env)
+        env.pop(order[depth], None)
+
+    yield from points(0, {})
 
 
 def _product_factors(nest: _Nest) -> tuple[list[int], list[np.ndarray]] | None:

@@ -7,9 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import (
-    ModuleOp,
-)
+from xdsl.dialects.builtin import DictionaryAttr, ModuleOp
 
 from irkit.affine_text import evaluate, parse_affine
 from irkit.dialects import design as d
@@ -137,6 +135,27 @@ def _kernel_tensors(kernel: func.FuncOp, sizes: dict[str, int]) -> tuple[list, d
     return tensor_args, decls
 
 
+def _positive_definite(obj: ModuleOp | d.DesignOp | func.FuncOp) -> set[str]:
+    """The tensors assumed symmetric positive definite (`assume { positive_definite(A) }`)."""
+    if _is_kernel(obj):
+        assume = _find_kernel(obj).attributes.get("irkit.assume")  # type: ignore[arg-type]
+        if not isinstance(assume, DictionaryAttr) or "positive_definite" not in assume.data:
+            return set()
+        return {s.data for s in assume.data["positive_definite"].data}  # type: ignore[attr-defined]
+    design = _find_design(obj)  # type: ignore[arg-type]
+    return {n for op in design.body.block.ops if isinstance(op, d.AssumePositiveDefiniteOp) for n in d.str_list(op.tensors)}
+
+
+def _make_positive_definite(arr: np.ndarray) -> None:
+    """In place: (X + X^T) / 2 + n I of a uniform [-1, 1) matrix X.  Every off-diagonal row sum is
+    below n - 1 in magnitude and every diagonal element above it, so the matrix is strictly
+    diagonally dominant, symmetric, hence positive definite, with eigenvalues in (1, 2n)."""
+    n = arr.shape[0]
+    arr += arr.T.copy()
+    arr *= 0.5
+    arr[np.diag_indices(n)] += n
+
+
 def random_inputs(
     obj: ModuleOp | d.DesignOp | func.FuncOp, sizes: Mapping[str, int] | None = None, seed: int = 0
 ) -> dict[str, np.ndarray]:
@@ -144,13 +163,15 @@ def random_inputs(
 
     `f32`/`f64`: uniform in [-1, 1); `i32`: integers in [-8, 8].  Arrays are
     row-major of the logical shape.  A scalar is a 0-d array, positive as
-    scale factors and epsilons are: uniform in [0.5, 1.5), or 1 to 8.
+    scale factors and epsilons are: uniform in [0.5, 1.5), or 1 to 8.  A
+    matrix assumed `positive_definite` is made so (`_make_positive_definite`).
     """
     sizes = resolve_sizes(obj, sizes)
     if _is_kernel(obj):
         _, decls = _kernel_tensors(_find_kernel(obj), sizes)  # type: ignore[arg-type]
     else:
         decls = _design_tensors(_find_design(obj), sizes)  # type: ignore[arg-type]
+    definite = _positive_definite(obj)
     rng = np.random.default_rng(seed)
     out: dict[str, np.ndarray] = {}
     for decl in decls.values():
@@ -166,6 +187,8 @@ def random_inputs(
             arr = rng.random(decl.shape, dtype=NUMPY_DTYPES[decl.dtype])  # [0, 1), no float64 detour
             arr *= 2
             arr -= 1
+            if decl.name in definite:
+                _make_positive_definite(arr)
             out[decl.name] = arr
     return out
 

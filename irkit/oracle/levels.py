@@ -96,6 +96,11 @@ def _stmt_nest(
     reads = [op for op in stmt.body.block.ops if isinstance(op, (d.ReadOp, d.ValueOp))]
     accesses = []
     for read in reads:
+        if isinstance(read, d.ValueOp) and read.ref.data in loops:  # an index: a read of 0, 1, 2, ... along it
+            index = read.ref.data
+            values = np.arange(extents[loops.index(index)]).astype(_np_dtype(read.result.type))
+            accesses.append(_Access(index, values, [Var(index)]))
+            continue
         if isinstance(read, d.ValueOp):  # a scalar, or a size in the statement's type: a 0-d read
             accesses.append(_Access(read.ref.data, _named_value(read, arrays, sizes or {}), []))
             continue
@@ -302,9 +307,13 @@ def _generic_nest(
     assert isinstance(terminator, t.YieldOp)
     args = list(block.args)
     out_leaf = args[-1]
+    leaves: dict[SSAValue, int] = {a: k for k, a in enumerate(args[:-1])}
+    for index in [o for o in block.ops if isinstance(o, t.IndexOp)]:  # a loop's value: a read of 0, 1, 2, ... along it
+        leaves[index.result] = len(accesses)
+        accesses.append(_Access(loops[index.loop], np.arange(extents[index.loop]), [Var(loops[index.loop])]))
     body = _Body(
-        [o for o in block.ops if o is not terminator],
-        {a: k for k, a in enumerate(args[:-1])},
+        [o for o in block.ops if o is not terminator and not isinstance(o, t.IndexOp)],
+        leaves,
         terminator.values[0],
         out_leaf,
         outer or {},

@@ -110,6 +110,7 @@ def assume_attr(ops: list[Operation]) -> DictionaryAttr:
     aligned: dict[str, Attribute] = {}
     noalias: list[Attribute] = []
     relaxed = False
+    definite: list[Attribute] = []
     for op in ops:
         if isinstance(op, d.AssumeDivisibleOp):
             divisible[op.size.data] = op.divisor
@@ -119,6 +120,8 @@ def assume_attr(ops: list[Operation]) -> DictionaryAttr:
             noalias.append(op.tensors)
         elif isinstance(op, d.AssumeRelaxedMathOp):
             relaxed = True
+        elif isinstance(op, d.AssumePositiveDefiniteOp):
+            definite.extend(op.tensors.data)
     attrs: dict[str, Attribute] = {
         "divisible": DictionaryAttr(divisible),
         "aligned": DictionaryAttr(aligned),
@@ -126,6 +129,8 @@ def assume_attr(ops: list[Operation]) -> DictionaryAttr:
     }
     if relaxed:
         attrs["relaxed_math"] = UnitAttr()
+    if definite:
+        attrs["positive_definite"] = ArrayAttr(definite)
     return DictionaryAttr(attrs)
 
 
@@ -292,7 +297,7 @@ class Lowering:
             if isinstance(op, d.ReadOp):
                 continue
             if isinstance(op, d.ValueOp):
-                values[op.result] = self.value(op, block)
+                values[op.result] = self.value(op, block, loops)
                 continue
             if isinstance(op, d.YieldOp):
                 result = values[op.value]
@@ -348,17 +353,25 @@ class Lowering:
             constraints.append(AffineConstraintExpr(kind, to_affine_expr(c.expr, env), AffineExpr.constant(0)))
         return AffineSetAttr(AffineSet(len(loops), len(self.size_names), tuple(constraints)))
 
-    def value(self, op: d.ValueOp, block: Block) -> SSAValue:
-        """A scalar (its argument, read from above the loops) or a size converted to the statement's type."""
+    def value(self, op: d.ValueOp, block: Block, loops: list[str]) -> SSAValue:
+        """A scalar (its argument, read from above the loops), or a size or one of the statement's
+        indices (`tensorop.index`) converted to the statement's type."""
         name = op.ref.data
         if name in self.scalars:
             return self.scalars[name]
-        if name not in self.size_names:
-            raise self.fail(f"'{name}' is neither a scalar nor a size (run check-design)", op)
-        size = self.sizes[self.size_names.index(name)]
+        converted: list[Operation] = []
+        if name in loops:
+            index = t.IndexOp(loops.index(name))
+            index.result.name_hint = name if SSAValue.is_valid_name(name) else None
+            converted.append(index)
+            integer: SSAValue = index.result
+        elif name in self.size_names:
+            integer = self.sizes[self.size_names.index(name)]
+        else:
+            raise self.fail(f"'{name}' is neither a scalar, a size nor an index of the statement (run check-design)", op)
         etype = op.result.type
-        as_int = arith.IndexCastOp(size, etype if not is_float(etype) else i64)
-        converted: list[Operation] = [as_int]
+        as_int = arith.IndexCastOp(integer, etype if not is_float(etype) else i64)
+        converted.append(as_int)
         if is_float(etype):
             converted.append(arith.SIToFPOp(as_int.result, etype))
         for new in converted:

@@ -209,6 +209,9 @@ class KernelLowering:
         for body_op in block.ops:
             if body_op is terminator:
                 continue
+            if isinstance(body_op, t.IndexOp):  # the loop's own variable: a split keeps it, as the inner loop's
+                values[body_op.result] = nest.ivs[body_op.loop]
+                continue
             new = body_op.clone(value_mapper=values)
             for old_res, new_res in zip(body_op.results, new.results):
                 values[old_res] = new_res

@@ -365,7 +365,7 @@ class DesignBuilder:
             if isinstance(body_op, t.YieldOp):
                 result = body_op.operands[0]
                 break
-            named = self._named_value(body_op, converting)
+            named = self._named_value(body_op, converting, names)
             if named is not None:
                 if named:
                     value = d.ValueOp(named, body_op.results[0].type)
@@ -374,7 +374,7 @@ class DesignBuilder:
                 continue
             for x in body_op.operands:
                 if x in converting:
-                    raise RaiseError(f"cannot print the write to '{w.buffer}': size '{converting[x]}' is used as an integer index value", op)
+                    raise RaiseError(f"cannot print the write to '{w.buffer}': '{converting[x]}' is used as an integer value", op)
                 name = scalar_of(x)
                 if name is not None and x not in values:
                     value = d.ValueOp(name, x.type)
@@ -401,11 +401,15 @@ class DesignBuilder:
         carry = list(names) if op.ordered is not None else None  # a recurrence: its loops in their order
         return d.StmtOp(w.buffer, lhs, ASSIGN[kind] if kind else "=", Region(block), where, carry)
 
-    def _named_value(self, op: Operation, converting: dict[SSAValue, str]) -> str | None:
-        """A size read as a value: '' for its `index_cast` (held in `converting`), its name for the
-        op whose result is the value in the statement's type; None for any other op."""
+    def _named_value(self, op: Operation, converting: dict[SSAValue, str], names: list[str]) -> str | None:
+        """A size or an index read as a value: '' for its `tensorop.index` and `index_cast` (held in
+        `converting`), its name for the op whose result is the value in the statement's type; None
+        for any other op."""
+        if isinstance(op, t.IndexOp):
+            converting[op.result] = names[op.loop]
+            return ""
         if isinstance(op, arith.IndexCastOp):
-            size = size_of(op.input)
+            size = converting.get(op.input) or size_of(op.input)
             if size is None:
                 return None
             if op.result.type == i64:
@@ -485,6 +489,8 @@ class DesignBuilder:
             out.append(d.AssumeNoAliasOp([s.data for s in group.data]))
         if isinstance(data.get("relaxed_math"), UnitAttr):
             out.append(d.AssumeRelaxedMathOp())
+        if "positive_definite" in data:
+            out.append(d.AssumePositiveDefiniteOp([s.data for s in data["positive_definite"].data]))  # type: ignore[attr-defined]
         return out
 
 

@@ -32,6 +32,7 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.ir.affine import AffineConstraintExpr, AffineConstraintKind, AffineExpr, AffineMap, AffineSet
 
 from irkit.affine.linear import Div, Lin
+from irkit.dialects import loop as lp
 from irkit.dialects import tensorop as t
 from irkit.kernel_abi import kernel_args
 from irkit.raising.linear import map_results
@@ -236,6 +237,18 @@ def _tensor_op(
     if write.accumulator is not None:
         values[write.accumulator.results[0]] = body.args[-1]
     for op in write.body:
+        for x in op.operands:
+            if x in values or not isinstance(x.owner, Block) or not isinstance(x.owner.parent_op(), lp.ForOp):
+                continue
+            if x not in dim_vars:  # a tile loop's or a time loop's variable: not one of the statement's indices
+                raise RaiseError(
+                    f"cannot raise the store to '{stage}': its value uses the variable of a loop that is not one of its "
+                    "dimensions",
+                    write.store,
+                )
+            index = t.IndexOp(dim_vars.index(x))  # a value computed from the loop's variable: `select(k < j, ...)`
+            body.add_op(index)
+            values[x] = index.result
         clone = op.clone(value_mapper={**remap, **values})  # scalars and sizes come from above
         body.add_op(clone)
         for old, new in zip(op.results, clone.results):

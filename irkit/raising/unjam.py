@@ -29,6 +29,7 @@ from __future__ import annotations
 import itertools
 
 from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineMap
 
@@ -375,7 +376,10 @@ def _signature(st: lp.StoreOp, v: SSAValue, shift: int) -> str:
         if x in memo:
             return memo[x]
         owner = x.owner
-        if isinstance(owner, lp.LoadOp):
+        offset = _offset_from(x, v)
+        if offset is not None:  # the copy's own index as a value (`select(i == j, ...)`), `v + shift` in it
+            out = f"iv{offset - shift:+d}"
+        elif isinstance(owner, lp.LoadOp):
             out = f"load {id(owner.memref)}[{index_text(_forms(owner.map.data, owner.indices))}]"
         elif isinstance(owner, Operation):
             props = ",".join(f"{k}={val}" for k, val in sorted(owner.properties.items()))
@@ -386,6 +390,19 @@ def _signature(st: lp.StoreOp, v: SSAValue, shift: int) -> str:
         return out
 
     return f"store {id(st.memref)}[{index_text(_forms(st.map.data, st.indices))}] = {text(st.value)}"
+
+
+def _offset_from(x: SSAValue, v: SSAValue) -> int | None:
+    """`c` when `x` is `v + c` (`v` itself, or `arith.addi` of `v` and a constant), else None."""
+    if x is v:
+        return 0
+    owner = x.owner
+    if not isinstance(owner, arith.AddiOp):
+        return None
+    for a, b in (owner.operands, reversed(owner.operands)):
+        if a is v and isinstance(b.owner, arith.ConstantOp) and isinstance(b.owner.value, IntegerAttr):
+            return b.owner.value.value.data
+    return None
 
 
 def _set_bounds(loop: lp.ForOp, lower: list[Lin], upper: list[Lin], step: int | None = None) -> lp.ForOp:

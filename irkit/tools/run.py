@@ -172,6 +172,7 @@ def run(args: argparse.Namespace) -> int:
             checks[name] = comparison_dict(result) | {
                 "reduction_length": lengths.get(name, 1),
                 "tolerance_used": tolerance_used(arr, expected[name], result.atol, result.rtol),
+                "reference_non_finite": non_finite(expected[name]),
             }
             ok = ok and checks[name]["ok"]
         report["check"] = {"outputs": checks, "ok": ok}
@@ -215,6 +216,20 @@ def tolerance_used(actual: np.ndarray, expected: np.ndarray, atol: float, rtol: 
     return worst
 
 
+def non_finite(expected: np.ndarray) -> dict | None:
+    """Where the reference itself gives NaN or an infinity: a check that agrees there shows little
+    (both sides computing garbage alike), so the report says so.  None when every element is finite."""
+    arr = np.asarray(expected)
+    if arr.dtype.kind != "f":
+        return None
+    bad = ~np.isfinite(arr)
+    count = int(bad.sum())
+    if not count:
+        return None
+    first = np.unravel_index(int(np.flatnonzero(bad.reshape(-1))[0]), arr.shape)
+    return {"count": count, "first_index": [int(i) for i in first], "value": float(arr[first])}
+
+
 def comparison_dict(result) -> dict:
     """A `reference.Comparison` as plain JSON values."""
     return {
@@ -246,6 +261,14 @@ def format_report(r: dict) -> str:
                 f"  check {name}: {verdict}  {judged}: |err| <= {res['atol']:.3g} + {res['rtol']:.3g}*|expected| "
                 f"(reduction length {res['reduction_length']}); max abs err {res['max_abs']:.3g}"
             )
+            odd = res.get("reference_non_finite")
+            if odd:
+                lines.append(
+                    f"    warning: the reference itself gives {odd['value']} at {name}{odd['first_index']} and "
+                    f"{odd['count'] - 1} more elements; agreeing there shows little.  Are the inputs in the kernel's "
+                    "domain (a square root's, a division's)?  Give them with --inputs, or state them "
+                    "(assume { positive_definite(A) })"
+                )
             if not res["ok"] and res["worst_index"] is not None:
                 lines.append(
                     f"    {res['bad_elements']} elements off; worst {name}{res['worst_index']}: "

@@ -424,6 +424,23 @@ SUITE: dict[str, KernelSuite] = {
             ),
         ),
         KernelSuite(
+            "cholesky",
+            (
+                OWN,
+                NAIVE,
+                Variant(
+                    "split",
+                    "the dot product in blocks of 8 (split k: the order is kept), unrolled by 2",
+                    _fixed({"A": "split k by 8 -> ko, ki; unroll ki by 2"}),
+                ),
+            ),
+            (
+                _sizes("L2", N=96),
+                _sizes("L3", N=1000),
+                _sizes("DRAM", N=1600),
+            ),
+        ),
+        KernelSuite(
             "transpose",
             (
                 OWN,

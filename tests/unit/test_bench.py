@@ -47,7 +47,8 @@ def test_quick_run_writes_table_and_json(quick_run):
     assert "python -m bench --quick" in text
     assert "| kernel | size | peer | irkit median | peer median | ratio (peer/irkit)" in text
     kernels = {b["kernel"].split()[0] for b in results["benchmarks"]}
-    assert kernels == {"gemm", "blur", "softmax", "triad", "conv2d", "layernorm", "syrk", "jacobi_2d", "causal_attention"}
+    assert kernels == {"gemm", "blur", "softmax", "triad", "conv2d", "layernorm", "syrk", "jacobi_2d", "causal_attention",
+                       "cholesky"}
     assert results["machine"]["threads"] == 2
     for b in results["benchmarks"]:
         assert b["irkit"]["error"] is None, b["irkit"]

@@ -48,7 +48,7 @@ def test_examples_generalize_and_verify(path):
     assert not ops_of(module, t.NamedTensorOp)
     for op in module.walk():
         if t.is_tensorop(op):
-            assert isinstance(op, (t.GenericOp, t.FillOp, t.AllocOp, t.YieldOp, t.RepeatOp)), op.name
+            assert isinstance(op, (t.GenericOp, t.FillOp, t.AllocOp, t.YieldOp, t.RepeatOp, t.IndexOp)), op.name
     # every named op's stage, schedule and location survive on a generic of its own loops
     generics = {(g.stage.data, g.schedule, g.location) for g in ops_of(module, t.GenericOp)}
     assert before <= generics

@@ -41,6 +41,7 @@ SMALL = {
     "jacobi_2d": {"T": 3, "N": 9},
     "causal_attention": {"S": 11, "D": 5},
     "seidel_2d": {"T": 2, "N": 9},
+    "cholesky": {"N": 11},
 }
 
 
@@ -139,6 +140,13 @@ def test_seidel_2d():
             for j in range(1, 8):
                 a[i, j] = a[i - 1 : i + 2, j - 1 : j + 2].sum() / 9.0
     assert_close(got, a, n=2 * 81)
+
+
+def test_cholesky():
+    x = R.random_inputs(example("cholesky"), SMALL["cholesky"])
+    got = R.evaluate_design(example("cholesky"), x, SMALL["cholesky"])["A"]
+    assert_close(np.tril(got), np.linalg.cholesky(f64(x["A"])), dtype="f64", n=11)
+    assert_close(np.triu(got, 1), np.triu(x["A"], 1), dtype="f64")
 
 
 def test_causal_attention():
