@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from irkit.perf import expr as ex
 from irkit.perf.guards import true_count
 
+
 def value(e, env) -> float:
     return float(ex.evaluate({"x": e}, env)["x"])
 
