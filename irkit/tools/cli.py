@@ -160,6 +160,8 @@ SUBCOMMANDS: dict[str, Callable[[argparse._SubParsersAction], None]] = {
     "tune": _tool("tune"),
     "verify": _tool("verify"),
     "interpret": _tool("interpret"),
+    "matrix": _tool("matrix"),
+    "cluster": _tool("cluster"),
 }
 
 

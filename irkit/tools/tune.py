@@ -52,6 +52,45 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--quick", action="store_true", help="a small search and short timing (a smoke test)")
     p.add_argument("--cflags", help="C compiler flags replacing the defaults")
     p.add_argument("--json", action="store_true", help="print the result as JSON (the document goes to -o)")
+    add_cluster_arguments(p)
+
+
+def add_cluster_arguments(p: argparse.ArgumentParser) -> None:
+    """`--scheduler` and `--host`, shared by tune, validate and matrix."""
+    p.add_argument(
+        "--scheduler", metavar="tcp://HOST:8786",
+        help="compile and measure on this Dask cluster (default: $IRKIT_SCHEDULER, else in this process); "
+        "see docs/distributed.md",
+    )  # fmt: skip
+    p.add_argument("--host", metavar="CLASS", help="with --scheduler: measure on this host class (irkit cluster status lists them)")
+
+
+def open_executor(args: argparse.Namespace):
+    """The executor `--scheduler`/`--host` ask for (in-process without them); a cluster that cannot
+    serve is a usage error naming why."""
+    from irkit.distributed.connect import get_executor
+    from irkit.distributed.executor import ExecutorError
+    from irkit.tools.opt import UsageError
+
+    if args.host and not args.scheduler:
+        from irkit.distributed.executor import scheduler_address
+
+        if scheduler_address(None) is None:
+            raise UsageError("--host names a host class of a cluster: give --scheduler (or set IRKIT_SCHEDULER) too")
+    try:
+        return get_executor(args.scheduler, args.host)
+    except ExecutorError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def cluster_hardware(executor, tmp: Path):
+    """The measuring host's description (calibrated there once, if it had none), loaded here."""
+    from irkit.perf import load_hardware
+
+    info, text = executor.description()
+    path = tmp / f"{info.key}.hw"
+    path.write_text(text)
+    return load_hardware(str(path), document=None)
 
 
 def parse_duration(text: str) -> float:
@@ -90,9 +129,8 @@ def run(args: argparse.Namespace) -> int:
     from irkit.frontend import parse_design
     from irkit.perf import load_hardware
     from irkit.sizes import SizeError, document_sizes
-    from irkit.tools.opt import EXIT_OK, UsageError, read_input
+    from irkit.tools.opt import UsageError, read_input
     from irkit.tools.run import size_usage_error
-    from irkit.tune import tuner
 
     text, name = read_input(args.file)
     sets = size_sets(args.size, args.sizes)
@@ -107,6 +145,21 @@ def run(args: argparse.Namespace) -> int:
         if value is not None and value < 1:
             raise UsageError(f"--{flag.replace('_', '-')} must be at least 1, got {value}")
     hw = load_hardware(args.hw, document=Path(args.file)) if args.hw else None
+    executor = open_executor(args)
+    try:
+        if hw is None and executor.remote:  # predictions for the host that measures
+            import tempfile
+
+            with tempfile.TemporaryDirectory() as tmp:
+                hw = cluster_hardware(executor, Path(tmp))
+        return _tune(args, text, name, sets, hw, executor)
+    finally:
+        executor.close()
+
+
+def _tune(args: argparse.Namespace, text: str, name: str, sets, hw, executor) -> int:
+    from irkit.tools.opt import EXIT_OK
+    from irkit.tune import tuner
 
     tty = sys.stderr.isatty()
     status = {"shown": False}
@@ -126,7 +179,7 @@ def run(args: argparse.Namespace) -> int:
             status["shown"] = True
 
     if args.from_log:
-        result = tuner.from_log(text, name, Path(args.from_log), sets, hw)
+        result = tuner.from_log(text, name, Path(args.from_log), sets, hw, executor.host() if executor.remote else None)
     else:
         top_k = args.top_k or tuner.default_top_k(args.quick)
         options = tuner.Options(
@@ -140,6 +193,7 @@ def run(args: argparse.Namespace) -> int:
             refine=not args.no_refine,
             log=Path(args.log) if args.log else None,
             cflags=args.cflags.split() if args.cflags else None,
+            executor=executor,
             report=say,
             progress=progress,
         )

@@ -50,6 +50,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="build the suite for this ISA instead of the host's (-march=ISA in irkit's default flags), e.g. "
         "x86-64-v3 for AVX2 without AVX-512; give --hw a description calibrated for it",
     )
+    from irkit.tools.tune import add_cluster_arguments
+
+    add_cluster_arguments(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -63,7 +66,13 @@ def run(args: argparse.Namespace) -> int:
     cflags, march = build_flags(args)
     examples = Path(args.examples) if args.examples else suite.EXAMPLES_DIR
     kernels = suite.select(only, args.quick)
+    from irkit.tools.tune import cluster_hardware, open_executor
+
     hw = load_hardware(args.hw) if args.hw else None
+    executor = open_executor(args)
+    if hw is None and executor.remote:  # predictions for the host that measures
+        with tempfile.TemporaryDirectory() as tmp:
+            hw = cluster_hardware(executor, Path(tmp))
     predictor = measure.real_predictor()
     plan = measure.QUICK_PLAN if args.quick else measure.FULL_PLAN
     goal = targets.targets_for(march)
@@ -82,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
         cases = suite.cases(kernels, paths, examples)
         n_schedules = sum(len(k.variants) for k in kernels)
         n_sizes = sum(len(k.sizes) for k in kernels)
-        hardware = args.hw or "each document's own"
+        hardware = args.hw or (f"{executor.host().cpu}'s calibrated description" if executor.remote else "each document's own")
         log(
             f"irkit validate: {len(cases)} cases ({len(kernels)} kernels, {n_schedules} schedules, "
             f"{n_sizes} sizes), each measured {'twice' if measure.PASSES == 2 else f'{measure.PASSES} times'}; "
@@ -90,7 +99,12 @@ def run(args: argparse.Namespace) -> int:
             f"hardware: {hardware}"
         )
         with suite.hardware_path(examples):
-            rows = measure.run_cases(cases, plan, hw, predictor, log, cflags, retry_seconds=5 if args.quick else 60)
+            try:
+                rows = measure.run_cases(
+                    cases, plan, hw, predictor, log, cflags, retry_seconds=5 if args.quick else 60, executor=executor
+                )
+            finally:
+                executor.close()
     for row in rows:  # the temporary documents are gone: name the example and the schedule instead
         row["document"] = f"{row.pop('example')} (schedule {row['schedule']})"
     summary = stats.summarize(rows, goal)
@@ -100,7 +114,8 @@ def run(args: argparse.Namespace) -> int:
         "command": command_text(args),
         "date": started.isoformat(timespec="seconds"),
         "wall_s": time.perf_counter() - t0,
-        "hardware": args.hw or "each document's own",
+        "hardware": hardware,
+        "measured_on": executor.host().as_dict(),
         "machine": machine_text(),
         "march": march or "native",
         "cflags": cflags,

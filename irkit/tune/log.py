@@ -41,15 +41,19 @@ def schedule_key(schedules: dict[str, list[str]]) -> str:
     return " | ".join(f"{stage}: " + "; ".join(dirs) for stage, dirs in sorted(schedules.items()))
 
 
-def host_of(hw) -> dict:
-    """CPU model, ISA and the hash of the hardware description the predictions used."""
+def host_of(hw, measured_on=None) -> dict:
+    """CPU model, ISA and the hash of the hardware description the predictions used; the CPU is
+    this host's, or `measured_on`'s (an `irkit.distributed.host.HostInfo`: a cluster's host)."""
     from irkit.calibrate.fingerprint import this_host
 
-    try:
-        fp = this_host()
-        cpu, isa = fp.describe(), fp.isa_text
-    except (OSError, ValueError):
-        cpu, isa = "unknown", ""
+    if measured_on is not None:
+        cpu, isa = measured_on.cpu, measured_on.isa
+    else:
+        try:
+            fp = this_host()
+            cpu, isa = fp.describe(), fp.isa_text
+        except (OSError, ValueError):
+            cpu, isa = "unknown", ""
     values = json.dumps(hw.values, sort_keys=True, default=str)
     return {"cpu": cpu, "isa": isa, "hw": hashlib.sha256(values.encode()).hexdigest()[:16]}
 

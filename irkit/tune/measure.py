@@ -50,6 +50,60 @@ def _probe(call) -> float:
     return (time.perf_counter() - t) / PROBE_CALLS
 
 
+def measure_with(executor, todo: list, text: str, name: str, sizes: list[dict[str, int]], options) -> None:
+    """`measure`, through `executor` (`irkit.distributed`): in this process, or on a cluster --
+    the compiles fanned out to the measuring host's class, then one job on the measuring host that
+    builds (from its cache), probes, checks and times them together.  A job the cluster could not
+    finish is every one of its candidates' error."""
+    from irkit.distributed.executor import ExecutorError
+    from irkit.distributed.jobs import compile_job
+
+    if executor is None or not executor.remote:
+        measure(todo, text, name, sizes, options)
+        return
+    if not todo:
+        return
+    try:
+        built = executor.map(compile_job, [(c.text, name, options.cflags) for c in todo])
+    except ExecutorError as exc:
+        for c in todo:
+            c.error = str(exc)
+        return
+    for c, result in zip(todo, built):
+        c.error, c.compile_seconds = result["error"], result["seconds"] or 0.0
+    ready = [c for c in todo if c.error is None]
+    if not ready:
+        return
+    try:
+        out = executor.measure(measure_job, [c.text for c in ready], text, name, sizes, options.cflags,
+                               options.plan, options.passes)  # fmt: skip
+    except ExecutorError as exc:
+        for c in ready:
+            c.error = str(exc)
+        return
+    if out["host"]["key"] != executor.host().key:  # never rank times of two host classes together
+        for c in ready:
+            c.error = f"measured on another host class ({out['host']['cpu']})"
+        return
+    for c, (measured, error, _) in zip(ready, out["results"]):
+        c.measured, c.error = measured, error
+
+
+def measure_job(texts: list[str], doc_text: str, name: str, sizes: list[dict[str, int]], cflags, plan, passes: int) -> dict:
+    """`measure` on a cluster's worker (`irkit.distributed`), under the host's measurement lock,
+    for candidates given by their texts: each one's `(measured, error, compile_seconds)`, in
+    order, and the host's fingerprint."""
+    from types import SimpleNamespace
+
+    from irkit.distributed.host import measure_lock, this_host
+
+    todo = [SimpleNamespace(text=t, error=None, measured=None, compile_seconds=0.0) for t in texts]
+    options = SimpleNamespace(cflags=cflags, plan=plan, passes=passes)
+    with measure_lock():
+        measure(todo, doc_text, name, sizes, options)
+    return {"results": [(c.measured, c.error, c.compile_seconds) for c in todo], "host": this_host().as_dict()}
+
+
 def measure(todo: list, text: str, name: str, sizes: list[dict[str, int]], options) -> None:
     """Fill each candidate's `measured` (seconds per size set) or its `error`."""
     import irkit

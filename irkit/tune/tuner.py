@@ -65,6 +65,7 @@ class Options:
     passes: int = 2
     plan: object = None  # irkit.timing.Plan; None: irkit validate's full plan
     cflags: list[str] | None = None
+    executor: object = None  # irkit.distributed executor; None: compile and measure in this process
     log: Path | None = None
     report: Callable[[str], None] = lambda line: None
     progress: Callable[[str], None] = lambda line: None  # a status line that changes (a terminal rewrites it)
@@ -220,8 +221,9 @@ def tune(text: str, name: str, options: Options) -> Result:
     return result
 
 
-def from_log(text: str, name: str, path: Path, size_sets: list[dict[str, int]], hw=None) -> Result:
-    """The best schedule the log measured for this document and host at every one of the sizes; nothing is measured."""
+def from_log(text: str, name: str, path: Path, size_sets: list[dict[str, int]], hw=None, measured_on=None) -> Result:
+    """The best schedule the log measured for this document and host (this one, or `measured_on`, a
+    cluster's) at every one of the sizes; nothing is measured."""
     from irkit.frontend import parse_design
     from irkit.perf.hardware import hardware_of_module
     from irkit.sizes import document_sizes
@@ -230,7 +232,7 @@ def from_log(text: str, name: str, path: Path, size_sets: list[dict[str, int]], 
     module = parse_design(text, name)
     hw = hw if hw is not None else hardware_of_module(module, name)
     sizes = [document_sizes(module, s) for s in (size_sets or [{}])]
-    doc, host = tlog.document_hash(text), tlog.host_of(hw)
+    doc, host = tlog.document_hash(text), tlog.host_of(hw, measured_on)
     entries = tlog.read_log(path)
     known = tlog.known(entries, doc, host)
     own = tlog.schedule_key(own_schedules(text))
@@ -573,7 +575,7 @@ def _measure(chosen: list[Contender], sizes, hw, text: str, name: str, options: 
     from irkit.tune import measure
 
     doc = tlog.document_hash(text)
-    host = tlog.host_of(hw)
+    host = tlog.host_of(hw, _measuring_host(options))
     entries = tlog.read_log(options.log) if options.log else []
     known = tlog.known(entries, doc, host)
     again = tlog.retimed(entries, doc, host)
@@ -597,7 +599,7 @@ def _measure(chosen: list[Contender], sizes, hw, text: str, name: str, options: 
             continue
         todo.append(c)
     started = time.perf_counter()
-    measure.measure(todo, text, name, sizes, options)
+    measure.measure_with(options.executor, todo, text, name, sizes, options)
     if todo:
         result.seconds_a_measurement = (time.perf_counter() - started) / len(todo)
     for c in todo:
@@ -614,6 +616,12 @@ def _measure(chosen: list[Contender], sizes, hw, text: str, name: str, options: 
         if options.log:
             for s, pred, meas in zip(sizes, c.predicted, c.measured):
                 tlog.append(options.log, tlog.Entry(doc, s, c.schedules, pred, meas, c.compile_seconds, host, batch=c.batch))
+
+
+def _measuring_host(options: Options):
+    """The host a cluster measures on (`irkit.distributed`); None: this one."""
+    executor = options.executor
+    return executor.host() if executor is not None and getattr(executor, "remote", False) else None
 
 
 INCUMBENT = "incumbent"  # the origin of a best schedule's copy re-measured beside its neighbours

@@ -169,6 +169,7 @@ def run_cases(
     check: bool = True,
     retry_seconds: float = 60.0,
     passes: int = PASSES,
+    executor=None,
 ) -> list[dict]:
     """Measure and predict every case; one row (a dict of plain values) per case, in order.
 
@@ -184,6 +185,8 @@ def run_cases(
 
     if passes < 1:
         raise ValueError("at least one pass")
+    if executor is not None and executor.remote:
+        return _run_cases_on(executor, cases, plan, hw, predictor, log, cflags, check, passes)
     kernels: dict[Path, object] = {}
     errors: dict[Path, str] = {}
     total = len(cases)
@@ -213,6 +216,80 @@ def run_cases(
                 done += 1
                 log(progress_line(done, total, row, n, passes))
     return [row for rows in group_rows.values() for row in rows]
+
+
+def _run_cases_on(executor, cases, plan, hw, predictor, log, cflags, check: bool, passes: int) -> list[dict]:
+    """`run_cases` on a cluster (`irkit.distributed`): every document compiled at once across the
+    measuring host's class, then each group's timing a job on the measuring host, pass after pass.
+    A timing the cluster lost is the group's error; predictions are made here."""
+    from irkit.distributed.executor import ExecutorError
+    from irkit.distributed.jobs import compile_job
+
+    texts = {str(case.document): Path(case.document).read_text() for case in cases}
+    first_of: dict[str, Case] = {}
+    for case in cases:
+        first_of.setdefault(str(case.document), case)
+    log(f"         compiling {len(first_of)} documents on {executor.name}")
+    try:
+        built = executor.map(compile_job, [(texts[d], Path(d).name, cflags, c.sizes) for d, c in first_of.items()])
+        errors = {d: _named(r["error"], first_of[d]) for d, r in zip(first_of, built) if r["error"]}
+    except ExecutorError as exc:
+        errors = {d: f"cluster: {exc}" for d in first_of}
+    groups: dict[tuple[str, str], list[Case]] = {}
+    for case in cases:
+        groups.setdefault((case.kernel, case.size_label), []).append(case)
+    first_label: dict[str, str] = {}
+    for case in cases:
+        first_label.setdefault(case.kernel, case.size_label)
+    group_rows = {key: [new_row(case) for case in group] for key, group in groups.items()}
+    for key, rows in group_rows.items():
+        for case, row in zip(groups[key], rows):
+            row["error"] = errors.get(str(case.document))
+    host = executor.host()
+    for n in range(1, passes + 1):
+        log(f"irkit validate: pass {n} of {passes} on {executor.name} ({host.cpu})")
+        done = 0
+        for key, group in groups.items():
+            rows = group_rows[key]
+            first = n == 1 and key[1] == first_label[key[0]]
+            try:
+                out = executor.measure(group_job, group, rows, texts, plan, check and first, cflags)
+            except ExecutorError as exc:
+                for row in rows:
+                    row["error"] = row["error"] or f"cluster: {exc}"
+                out = None
+            if out is not None and out["host"]["key"] != host.key:
+                for row in rows:
+                    row["error"] = row["error"] or f"measured on another host class ({out['host']['cpu']})"
+            elif out is not None:
+                group_rows[key] = rows = out["rows"]
+            for case, row in zip(group, rows):
+                if n == 1 and row["error"] is None:
+                    predict_row(case, row, hw, predictor)
+                if n == passes:
+                    finish_row(row)
+                done += 1
+                log(progress_line(done, len(cases), row, n, passes))
+    return [row for rows in group_rows.values() for row in rows]
+
+
+def group_job(group: list[Case], rows: list[dict], texts: dict[str, str], plan: Plan, check: bool, cflags) -> dict:
+    """One timing of a group (`measure_group`) on a cluster's worker, under the host's measurement
+    lock: the rows with this pass's measurement (or error) added, and the host's fingerprint."""
+    import irkit
+    from irkit.distributed.host import measure_lock, this_host
+
+    kernels: dict = {}
+    errors: dict = {}
+
+    def compile_fn(document, sizes, cflags):
+        return irkit.compile(texts[str(document)], name=Path(document).name, sizes=sizes, cflags=cflags)
+
+    lines: list[str] = []
+    compile_group(group, kernels, errors, cflags, lines.append, compile_fn)
+    with measure_lock():
+        measure_group(group, rows, kernels, errors, plan, check, lines.append, {"seconds": 60.0})
+    return {"rows": rows, "log": lines, "host": this_host().as_dict()}
 
 
 def compile_group(group: list[Case], kernels: dict, errors: dict, cflags, log, compile_fn) -> None:
