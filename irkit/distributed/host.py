@@ -85,14 +85,40 @@ def description_text() -> tuple[HostInfo, str]:
     return info, Path(info.description).read_text()
 
 
+MEASURE_THREADS_ENV = "IRKIT_MEASURE_THREADS"
+
+
+def measuring_threads() -> int:
+    """The OpenMP threads a measurement runs kernels on: `$IRKIT_MEASURE_THREADS`, else every core
+    this process may use -- what `irkit tune` and `irkit validate` use on the machine itself."""
+    given = os.environ.get(MEASURE_THREADS_ENV)
+    return int(given) if given else len(os.sched_getaffinity(0))
+
+
+def use_threads(n: int) -> None:
+    """Run this thread's OpenMP regions on `n` threads.  A Dask nanny starts its worker with
+    OMP_NUM_THREADS=1 (`distributed.nanny.pre-spawn-environ`, so that numpy does not oversubscribe
+    a worker's threads); a kernel measured that way would time one core, not the host.  The
+    variable is set for libraries loaded later, and libgomp's own setting for this thread."""
+    import ctypes
+
+    os.environ["OMP_NUM_THREADS"] = str(n)
+    try:
+        ctypes.CDLL("libgomp.so.1").omp_set_num_threads(ctypes.c_int(n))
+    except OSError:
+        pass  # no libgomp: no kernel uses OpenMP here either
+
+
 @contextlib.contextmanager
 def measure_lock():
     """Hold the host's measurement lock: one measurement at a time on a host, however many
-    workers (or irkit processes under a cluster) it runs.  The OS drops it when its holder dies."""
+    workers (or irkit processes under a cluster) it runs.  The OS drops it when its holder dies.
+    Kernels measured under it run on `measuring_threads()` OpenMP threads."""
     from irkit.backends.build import cache_dir
 
     path = cache_dir() / "measure.lock"
     path.parent.mkdir(parents=True, exist_ok=True)
+    use_threads(measuring_threads())
     with open(path, "a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 
-from irkit.distributed.host import description_text, ensure_description, this_host
+from irkit.distributed.host import description_text, ensure_description, measure_lock, this_host
 
 
 def host_job() -> dict:
@@ -35,3 +35,11 @@ def compile_job(text: str, name: str, cflags: list[str] | None, sizes: dict[str,
     except Exception as exc:  # noqa: BLE001 -- the candidate's error, reported with it
         return {"seconds": None, "error": f"compile: {exc}"[:300], "host": this_host().as_dict()}
     return {"seconds": time.perf_counter() - started, "error": None, "host": this_host().as_dict()}
+
+
+def threads_job() -> dict:
+    """The OpenMP threads a measurement on this host runs kernels on (what `measure_lock` sets)."""
+    import os
+
+    with measure_lock():
+        return {"omp_num_threads": int(os.environ["OMP_NUM_THREADS"]), "host": this_host().as_dict()}

@@ -190,12 +190,7 @@ def run_cases(
     kernels: dict[Path, object] = {}
     errors: dict[Path, str] = {}
     total = len(cases)
-    groups: dict[tuple[str, str], list[Case]] = {}
-    for case in cases:
-        groups.setdefault((case.kernel, case.size_label), []).append(case)
-    first_label = {}
-    for case in cases:
-        first_label.setdefault(case.kernel, case.size_label)
+    groups, first_label = _groups(cases)
     retries = {"seconds": retry_seconds}
     group_rows = {key: [new_row(case) for case in group] for key, group in groups.items()}
     for n in range(1, passes + 1):
@@ -208,14 +203,30 @@ def run_cases(
                 compile_group(group, kernels, errors, cflags, log, irkit.compile)
             first = n == 1 and label == first_label[kernel_name]
             measure_group(group, rows, kernels, errors, plan, check and first, log, retries)
-            for case, row in zip(group, rows):
-                if n == 1 and row["error"] is None:
-                    predict_row(case, row, hw, predictor)
-                if n == passes:
-                    finish_row(row)
-                done += 1
-                log(progress_line(done, total, row, n, passes))
+            done = _timed(group, rows, n, passes, hw, predictor, log, done, total)
     return [row for rows in group_rows.values() for row in rows]
+
+
+def _groups(cases: list[Case]) -> tuple[dict[tuple[str, str], list[Case]], dict[str, str]]:
+    """The cases by kernel and size (timed together), and each kernel's first size (checked there)."""
+    groups: dict[tuple[str, str], list[Case]] = {}
+    first_label: dict[str, str] = {}
+    for case in cases:
+        groups.setdefault((case.kernel, case.size_label), []).append(case)
+        first_label.setdefault(case.kernel, case.size_label)
+    return groups, first_label
+
+
+def _timed(group, rows, n: int, passes: int, hw, predictor, log, done: int, total: int) -> int:
+    """After a group's timing in pass `n`: predict (first pass), finish (last), report progress."""
+    for case, row in zip(group, rows):
+        if n == 1 and row["error"] is None:
+            predict_row(case, row, hw, predictor)
+        if n == passes:
+            finish_row(row)
+        done += 1
+        log(progress_line(done, total, row, n, passes))
+    return done
 
 
 def _run_cases_on(executor, cases, plan, hw, predictor, log, cflags, check: bool, passes: int) -> list[dict]:
@@ -235,12 +246,7 @@ def _run_cases_on(executor, cases, plan, hw, predictor, log, cflags, check: bool
         errors = {d: _named(r["error"], first_of[d]) for d, r in zip(first_of, built) if r["error"]}
     except ExecutorError as exc:
         errors = {d: f"cluster: {exc}" for d in first_of}
-    groups: dict[tuple[str, str], list[Case]] = {}
-    for case in cases:
-        groups.setdefault((case.kernel, case.size_label), []).append(case)
-    first_label: dict[str, str] = {}
-    for case in cases:
-        first_label.setdefault(case.kernel, case.size_label)
+    groups, first_label = _groups(cases)
     group_rows = {key: [new_row(case) for case in group] for key, group in groups.items()}
     for key, rows in group_rows.items():
         for case, row in zip(groups[key], rows):
@@ -263,13 +269,7 @@ def _run_cases_on(executor, cases, plan, hw, predictor, log, cflags, check: bool
                     row["error"] = row["error"] or f"measured on another host class ({out['host']['cpu']})"
             elif out is not None:
                 group_rows[key] = rows = out["rows"]
-            for case, row in zip(group, rows):
-                if n == 1 and row["error"] is None:
-                    predict_row(case, row, hw, predictor)
-                if n == passes:
-                    finish_row(row)
-                done += 1
-                log(progress_line(done, len(cases), row, n, passes))
+            done = _timed(group, rows, n, passes, hw, predictor, log, done, len(cases))
     return [row for rows in group_rows.values() for row in rows]
 
 

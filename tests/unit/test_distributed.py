@@ -51,7 +51,7 @@ def cluster(cache):
         resources={"measure": 1},
         dashboard_address=":0",
         silence_logs=logging.ERROR,
-        env={"IRKIT_CACHE_DIR": str(cache), "OMP_NUM_THREADS": "1"},
+        env={"IRKIT_CACHE_DIR": str(cache), "OMP_NUM_THREADS": "1"},  # as Dask's nanny sets it anyway
     ) as running:
         yield running
 
@@ -93,6 +93,14 @@ def test_the_cluster_lists_its_workers_hosts_and_descriptions(cluster, cache):
 def test_the_measuring_hosts_description_comes_from_the_host(executor):
     info, text = executor.description()
     assert info.key == this_host().key and text == GENERIC_HW.read_text()
+
+
+def test_a_measurement_runs_on_every_core_not_on_the_workers_one_thread(executor, cluster):
+    """Dask starts its workers with OMP_NUM_THREADS=1; a measuring job sets the host's cores back
+    (a parallel kernel timed on one thread would rank schedules for another machine)."""
+    from irkit.distributed.jobs import threads_job
+
+    assert executor.measure(threads_job)["omp_num_threads"] == len(os.sched_getaffinity(0))
 
 
 def test_compiles_fan_out_over_both_workers(executor, cluster):
