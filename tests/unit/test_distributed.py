@@ -23,8 +23,6 @@ from irkit.distributed.dask_executor import DaskExecutor  # noqa: E402
 from irkit.distributed.executor import ExecutorError, LocalExecutor  # noqa: E402
 from irkit.distributed.host import this_host  # noqa: E402
 
-pytestmark = pytest.mark.xdist_group("dask")  # one cluster for the module, in one test process
-
 ROOT = Path(__file__).parents[2]
 GEMM = (ROOT / "examples" / "gemm.design").read_text()
 GENERIC_HW = ROOT / "irkit" / "hw" / "generic.hw"

@@ -86,26 +86,45 @@ def test_the_tutorial_has_commands():
     assert len({c.chapter for c in ALL}) >= 6, "every chapter shows commands to run"
 
 
+WRITES = re.compile(r">\s*(/tmp/\S+)")
+
+
+def prerequisites(command: Command) -> list[Command]:
+    """The earlier commands of its chapter that write a /tmp file this one uses (a chapter's
+    commands run as separate tests, in any order and in parallel, so each runs its own)."""
+    chapter = [c for c in ALL if c.chapter == command.chapter and c.line < command.line]
+    return [c for c in chapter if any(path in command.text for path in WRITES.findall(c.text))]
+
+
 @pytest.mark.parametrize("command", ALL, ids=[c.id for c in ALL])
-def test_command_works_as_written(command: Command):
+def test_command_works_as_written(command: Command, tmp_path: Path):
     env = dict(os.environ)
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     env.pop("IRKIT_TRACEBACK", None)
+    private = f"{tmp_path}/"  # the chapter's /tmp files, this test's own: parallel tests share none
+    for before in prerequisites(command):
+        subprocess.run(["bash", "-c", before.text.replace("/tmp/", private)], cwd=ROOT, env=env, capture_output=True,
+                       timeout=120, check=True)  # fmt: skip
     proc = subprocess.run(
-        ["bash", "-c", command.text],
+        ["bash", "-c", command.text.replace("/tmp/", private)],
         cwd=ROOT,
         env=env,
         capture_output=True,
         text=True,
         timeout=120,
     )
-    output = proc.stdout + proc.stderr
+    output = (proc.stdout + proc.stderr).replace(private, "/tmp/")  # the paths as the chapter shows them
     assert proc.returncode == command.status, (
         f"{command.id}: `{command.text}` exited {proc.returncode}, the chapter says {command.status}\n{output}"
     )
     assert "Traceback" not in output, f"{command.id}: a traceback\n{output}"
     missing = check_output(output, command.expected)
     assert missing is None, f"{command.id}: `{command.text}` did not print\n  {missing}\nit printed:\n{output}"
+
+
+def test_a_command_reading_a_file_runs_the_command_writing_it_first():
+    reader = next(c for c in ALL if c.id == "ch5-raising.md:99")
+    assert [c.id for c in prerequisites(reader)] == ["ch5-raising.md:98"]
 
 
 def test_runner_matches_in_order_with_wildcards():
