@@ -268,3 +268,11 @@ def value_name(value: SSAValue) -> str:
     if isinstance(owner, lp.AllocOp):
         return owner.tensor_name.data
     return value.name_hint or "?"
+
+
+def positive_definite(kernel: func.FuncOp) -> set[str]:
+    """The tensors the document assumes symmetric positive definite (`irkit.assume`)."""
+    assume = kernel.attributes.get("irkit.assume")
+    if not isinstance(assume, DictionaryAttr) or "positive_definite" not in assume.data:
+        return set()
+    return {s.data for s in assume.data["positive_definite"].data}  # type: ignore[attr-defined]

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DictionaryAttr, ModuleOp
+from xdsl.dialects.builtin import ModuleOp
 
 from irkit.backends.build import build_executable
 from irkit.backends.c_syntax import c_symbol, c_type
@@ -38,7 +38,8 @@ from irkit.backends.c_syntax import comment as _comment
 from irkit.backends.runner import DEFAULT_ALIGN, NUMPY_DTYPES, inverse, resolve_sizes, tensor_shape
 from irkit.backends.target import target
 from irkit.diagnostics import Diagnostic, DiagnosticError
-from irkit.kernel_abi import TensorArg, find_kernels, kernel_args, kernel_scalars
+from irkit.kernel_abi import TensorArg, find_kernels, kernel_args, kernel_scalars, positive_definite
+from irkit.oracle.inputs import make_positive_definite
 
 ASAN_FLAGS = ["-fsanitize=address", "-fno-omit-frame-pointer", "-g", "-O1", "-fopenmp"]
 RUN_TIMEOUT = 300  # seconds
@@ -113,14 +114,6 @@ def _definite(dtype: str) -> str:
         "    }\n"
         "}\n"
     )
-
-
-def positive_definite(kernel: func.FuncOp) -> set[str]:
-    """The tensors the document assumes symmetric positive definite (`irkit.assume`)."""
-    assume = kernel.attributes.get("irkit.assume")
-    if not isinstance(assume, DictionaryAttr) or "positive_definite" not in assume.data:
-        return set()
-    return {s.data for s in assume.data["positive_definite"].data}  # type: ignore[attr-defined]
 
 
 def _checksum(dtype: str) -> str:
@@ -254,13 +247,9 @@ def fill_values(kernel: func.FuncOp, tensor: str, sizes: dict[str, int] | None =
         flat = ((z >> np.uint64(40)).astype(np.float64) / 8388608.0 - 1.0).astype(NUMPY_DTYPES[t.dtype])
     storage = flat.reshape([shape[d] for d in t.order])
     values = storage.transpose(inverse(t.order))
-    if t.name in positive_definite(kernel):  # as the harness's irkit_definite: in the element type
+    if t.name in positive_definite(kernel):  # as the harness's irkit_definite, in the element type
         values = values.copy()
-        lower = np.tril_indices(shape[0], -1)
-        mean = ((values[lower] + values.T[lower]) / values.dtype.type(2)).astype(values.dtype)
-        values[lower] = mean
-        values.T[lower] = mean
-        values[np.diag_indices(shape[0])] += values.dtype.type(shape[0])
+        make_positive_definite(values)
     return values
 
 

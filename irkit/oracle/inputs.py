@@ -7,11 +7,11 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DictionaryAttr, ModuleOp
+from xdsl.dialects.builtin import ModuleOp
 
 from irkit.affine_text import evaluate, parse_affine
 from irkit.dialects import design as d
-from irkit.kernel_abi import find_kernels, kernel_args, kernel_scalars
+from irkit.kernel_abi import find_kernels, kernel_args, kernel_scalars, positive_definite
 from irkit.oracle.common import NUMPY_DTYPES, ReferenceEvalError
 
 # --- sizes and inputs ------------------------------------------------------------------
@@ -138,15 +138,12 @@ def _kernel_tensors(kernel: func.FuncOp, sizes: dict[str, int]) -> tuple[list, d
 def _positive_definite(obj: ModuleOp | d.DesignOp | func.FuncOp) -> set[str]:
     """The tensors assumed symmetric positive definite (`assume { positive_definite(A) }`)."""
     if _is_kernel(obj):
-        assume = _find_kernel(obj).attributes.get("irkit.assume")  # type: ignore[arg-type]
-        if not isinstance(assume, DictionaryAttr) or "positive_definite" not in assume.data:
-            return set()
-        return {s.data for s in assume.data["positive_definite"].data}  # type: ignore[attr-defined]
+        return positive_definite(_find_kernel(obj))  # type: ignore[arg-type]
     design = _find_design(obj)  # type: ignore[arg-type]
     return {n for op in design.body.block.ops if isinstance(op, d.AssumePositiveDefiniteOp) for n in d.str_list(op.tensors)}
 
 
-def _make_positive_definite(arr: np.ndarray) -> None:
+def make_positive_definite(arr: np.ndarray) -> None:
     """In place: (X + X^T) / 2 + n I of a uniform [-1, 1) matrix X.  Every off-diagonal row sum is
     below n - 1 in magnitude and every diagonal element above it, so the matrix is strictly
     diagonally dominant, symmetric, hence positive definite, with eigenvalues in (1, 2n)."""
@@ -164,7 +161,7 @@ def random_inputs(
     `f32`/`f64`: uniform in [-1, 1); `i32`: integers in [-8, 8].  Arrays are
     row-major of the logical shape.  A scalar is a 0-d array, positive as
     scale factors and epsilons are: uniform in [0.5, 1.5), or 1 to 8.  A
-    matrix assumed `positive_definite` is made so (`_make_positive_definite`).
+    matrix assumed `positive_definite` is made so (`make_positive_definite`).
     """
     sizes = resolve_sizes(obj, sizes)
     if _is_kernel(obj):
@@ -188,7 +185,7 @@ def random_inputs(
             arr *= 2
             arr -= 1
             if decl.name in definite:
-                _make_positive_definite(arr)
+                make_positive_definite(arr)
             out[decl.name] = arr
     return out
 

@@ -83,14 +83,17 @@ def open_executor(args: argparse.Namespace):
         raise UsageError(str(exc)) from None
 
 
-def cluster_hardware(executor, tmp: Path):
+def cluster_hardware(executor):
     """The measuring host's description (calibrated there once, if it had none), loaded here."""
+    import tempfile
+
     from irkit.perf import load_hardware
 
     info, text = executor.description()
-    path = tmp / f"{info.key}.hw"
-    path.write_text(text)
-    return load_hardware(str(path), document=None)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / f"{info.key}.hw"
+        path.write_text(text)
+        return load_hardware(str(path), document=None)
 
 
 def parse_duration(text: str) -> float:
@@ -148,10 +151,7 @@ def run(args: argparse.Namespace) -> int:
     executor = open_executor(args)
     try:
         if hw is None and executor.remote:  # predictions for the host that measures
-            import tempfile
-
-            with tempfile.TemporaryDirectory() as tmp:
-                hw = cluster_hardware(executor, Path(tmp))
+            hw = cluster_hardware(executor)
         return _tune(args, text, name, sets, hw, executor)
     finally:
         executor.close()
@@ -179,7 +179,7 @@ def _tune(args: argparse.Namespace, text: str, name: str, sets, hw, executor) ->
             status["shown"] = True
 
     if args.from_log:
-        result = tuner.from_log(text, name, Path(args.from_log), sets, hw, executor.host() if executor.remote else None)
+        result = tuner.from_log(text, name, Path(args.from_log), sets, hw, executor.host())
     else:
         top_k = args.top_k or tuner.default_top_k(args.quick)
         options = tuner.Options(

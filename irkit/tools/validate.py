@@ -71,8 +71,7 @@ def run(args: argparse.Namespace) -> int:
     hw = load_hardware(args.hw) if args.hw else None
     executor = open_executor(args)
     if hw is None and executor.remote:  # predictions for the host that measures
-        with tempfile.TemporaryDirectory() as tmp:
-            hw = cluster_hardware(executor, Path(tmp))
+        hw = cluster_hardware(executor)
     predictor = measure.real_predictor()
     plan = measure.QUICK_PLAN if args.quick else measure.FULL_PLAN
     goal = targets.targets_for(march)

@@ -44,16 +44,10 @@ def schedule_key(schedules: dict[str, list[str]]) -> str:
 def host_of(hw, measured_on=None) -> dict:
     """CPU model, ISA and the hash of the hardware description the predictions used; the CPU is
     this host's, or `measured_on`'s (an `irkit.distributed.host.HostInfo`: a cluster's host)."""
-    from irkit.calibrate.fingerprint import this_host
+    from irkit.distributed.host import this_host
 
-    if measured_on is not None:
-        cpu, isa = measured_on.cpu, measured_on.isa
-    else:
-        try:
-            fp = this_host()
-            cpu, isa = fp.describe(), fp.isa_text
-        except (OSError, ValueError):
-            cpu, isa = "unknown", ""
+    info = measured_on if measured_on is not None else this_host()
+    cpu, isa = info.cpu, info.isa
     values = json.dumps(hw.values, sort_keys=True, default=str)
     return {"cpu": cpu, "isa": isa, "hw": hashlib.sha256(values.encode()).hexdigest()[:16]}
 

@@ -619,9 +619,8 @@ def _measure(chosen: list[Contender], sizes, hw, text: str, name: str, options: 
 
 
 def _measuring_host(options: Options):
-    """The host a cluster measures on (`irkit.distributed`); None: this one."""
-    executor = options.executor
-    return executor.host() if executor is not None and getattr(executor, "remote", False) else None
+    """The host the executor measures on (`irkit.distributed`); None: this one."""
+    return options.executor.host() if options.executor is not None else None
 
 
 INCUMBENT = "incumbent"  # the origin of a best schedule's copy re-measured beside its neighbours
